@@ -1,0 +1,82 @@
+#include "api/resource.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "api/quantity.h"
+
+void kb_resnames_init(kb_resnames *t)
+{
+	memset(t, 0, sizeof(*t));
+	strcpy(t->name[KB_RES_CPU], "cpu");
+	strcpy(t->name[KB_RES_MEMORY], "memory");
+	strcpy(t->name[KB_RES_PODS], "pods");
+	t->n = KB_RES_NFIXED;
+}
+
+int kb_resnames_find(const kb_resnames *t, const char *name)
+{
+	for (int i = 0; i < t->n; i++)
+		if (strcmp(t->name[i], name) == 0)
+			return i;
+	return -1;
+}
+
+int kb_resnames_intern(kb_resnames *t, const char *name)
+{
+	int i = kb_resnames_find(t, name);
+	if (i >= 0)
+		return i;
+	if (strlen(name) >= KB_RES_NAME_MAX)
+		return -ENAMETOOLONG;
+	if (t->n >= KB_RES_MAX)
+		return -ENOSPC;
+	strcpy(t->name[t->n], name);
+	return t->n++;
+}
+
+bool kb_res_is_best_effort(const kb_res *a)
+{
+	for (int i = 0; i < KB_RES_MAX; i++)
+		if (i != KB_RES_PODS && a->q[i] != 0)
+			return false;
+	return true;
+}
+
+bool kb_res_any_negative(const kb_res *a)
+{
+	for (int i = 0; i < KB_RES_MAX; i++)
+		if (a->q[i] < 0)
+			return true;
+	return false;
+}
+
+void kb_res_max(kb_res *a, const kb_res *b)
+{
+	for (int i = 0; i < KB_RES_MAX; i++)
+		if (b->q[i] > a->q[i])
+			a->q[i] = b->q[i];
+}
+
+char *kb_res_format_one(int64_t milli, const kb_resnames *t, int idx, char *buf)
+{
+	return kb_quantity_format(milli, kb_quantity_format_for(t->name[idx]), buf);
+}
+
+char *kb_res_format(const kb_res *a, const kb_resnames *t, char *buf, size_t size)
+{
+	size_t off = 0;
+	buf[0] = '\0';
+	for (int i = 0; i < t->n && off < size; i++) {
+		if (a->q[i] == 0)
+			continue;
+		char q[KB_QUANTITY_BUFSZ];
+		int w = snprintf(buf + off, size - off, "%s%s: %s", off ? ", " : "", t->name[i],
+				 kb_res_format_one(a->q[i], t, i, q));
+		if (w < 0)
+			break;
+		off += (size_t)w;
+	}
+	return buf;
+}

@@ -1,0 +1,108 @@
+/* resource.h - resource vectors: cpu, memory, pods and any extended resource.
+ *
+ * A kb_res holds one int64 count of milli-units per resource (see
+ * quantity.h), indexed by a small integer. Indices 0..2 are fixed (cpu,
+ * memory, pods); every other name ("nvidia.com/gpu", "example.com/fpga",
+ * "ephemeral-storage", ...) is given the next free index the first time the
+ * cluster mentions it, in a kb_resnames table the cluster owns. Arithmetic
+ * never looks at names, so extended resources are handled exactly like cpu.
+ *
+ * Every pod asks for one "pods" (1000 milli-units) so that the pod count of
+ * a node is checked by the same fit test as cpu and memory.
+ *
+ * Limit: KB_RES_MAX distinct names per cluster (the cluster controls this:
+ * a 17th name is refused with -ENOSPC and an error naming it).
+ */
+#ifndef KB_API_RESOURCE_H
+#define KB_API_RESOURCE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define KB_RES_MAX 16
+#define KB_RES_NAME_MAX 128
+
+enum {
+	KB_RES_CPU = 0,
+	KB_RES_MEMORY = 1,
+	KB_RES_PODS = 2,
+	KB_RES_NFIXED = 3,
+};
+
+typedef struct kb_res {
+	int64_t q[KB_RES_MAX];
+} kb_res;
+
+typedef struct kb_resnames {
+	int n; /* names in use; always >= KB_RES_NFIXED after init */
+	char name[KB_RES_MAX][KB_RES_NAME_MAX];
+} kb_resnames;
+
+/* Fills the fixed names. */
+void kb_resnames_init(kb_resnames *t);
+
+/* The index of name, adding it if new. Returns the index (>= 0), -ENOSPC
+ * when the table is full or -ENAMETOOLONG. */
+int kb_resnames_intern(kb_resnames *t, const char *name);
+
+/* The index of name, or -1 when the cluster has never mentioned it. */
+int kb_resnames_find(const kb_resnames *t, const char *name);
+
+static inline void kb_res_add(kb_res *a, const kb_res *b)
+{
+	for (int i = 0; i < KB_RES_MAX; i++)
+		a->q[i] += b->q[i];
+}
+
+static inline void kb_res_sub(kb_res *a, const kb_res *b)
+{
+	for (int i = 0; i < KB_RES_MAX; i++)
+		a->q[i] -= b->q[i];
+}
+
+/* True if a[i] <= b[i] for every resource. */
+static inline bool kb_res_le(const kb_res *a, const kb_res *b)
+{
+	bool ok = true;
+	for (int i = 0; i < KB_RES_MAX; i++)
+		ok &= a->q[i] <= b->q[i];
+	return ok;
+}
+
+/* The first resource index where req > avail, or -1 when req fits. */
+static inline int kb_res_first_short(const kb_res *req, const kb_res *avail)
+{
+	for (int i = 0; i < KB_RES_MAX; i++)
+		if (req->q[i] > avail->q[i])
+			return i;
+	return -1;
+}
+
+/* True when every quantity is zero. */
+static inline bool kb_res_is_zero(const kb_res *a)
+{
+	int64_t acc = 0;
+	for (int i = 0; i < KB_RES_MAX; i++)
+		acc |= a->q[i];
+	return acc == 0;
+}
+
+/* True when the vector asks for nothing but pods: a BestEffort pod. */
+bool kb_res_is_best_effort(const kb_res *a);
+
+/* True when some quantity is negative. */
+bool kb_res_any_negative(const kb_res *a);
+
+/* a[i] = max(a[i], b[i]). */
+void kb_res_max(kb_res *a, const kb_res *b);
+
+/* Formats the non-zero quantities as "cpu: 4, memory: 4Gi, nvidia.com/gpu: 2"
+ * into buf (always terminated). Returns buf. Cost: O(KB_RES_MAX). */
+char *kb_res_format(const kb_res *a, const kb_resnames *t, char *buf, size_t size);
+
+/* Formats one quantity of resource idx with the unit users expect, e.g.
+ * "500m" for cpu, "7680Mi" for memory. buf needs KB_QUANTITY_BUFSZ bytes. */
+char *kb_res_format_one(int64_t milli, const kb_resnames *t, int idx, char *buf);
+
+#endif

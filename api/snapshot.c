@@ -1,0 +1,251 @@
+#include "api/snapshot.h"
+
+#include <stdio.h>
+#include <string.h>
+
+void kb_snapshot_init(kb_snapshot *s)
+{
+	memset(s, 0, sizeof(*s));
+	kb_arena_init(&s->arena);
+	s->arena.chunk_size = 1u << 20;
+	kb_resnames_init(&s->resnames);
+	s->default_queue = -1;
+	s->gpu_res = -1;
+}
+
+void kb_snapshot_release(kb_snapshot *s)
+{
+	kb_arena_release(&s->arena);
+	kb_snapshot_init(s);
+}
+
+/* Binary searches over arrays sorted by a string key. */
+#define KB_BSEARCH(arr, count, field, want)                                                        \
+	do {                                                                                       \
+		uint32_t lo_ = 0, hi_ = (count);                                                   \
+		while (lo_ < hi_) {                                                                \
+			uint32_t mid_ = lo_ + (hi_ - lo_) / 2;                                     \
+			int c_ = strcmp((arr)[mid_].field, (want));                                \
+			if (c_ == 0)                                                               \
+				return (int32_t)mid_;                                              \
+			if (c_ < 0)                                                                \
+				lo_ = mid_ + 1;                                                    \
+			else                                                                       \
+				hi_ = mid_;                                                        \
+		}                                                                                  \
+		return -1;                                                                         \
+	} while (0)
+
+int32_t kb_snapshot_find_node(const kb_snapshot *s, const char *name)
+{
+	KB_BSEARCH(s->nodes, s->nnodes, name, name);
+}
+
+int32_t kb_snapshot_find_queue(const kb_snapshot *s, const char *name)
+{
+	KB_BSEARCH(s->queues, s->nqueues, name, name);
+}
+
+int32_t kb_snapshot_find_job(const kb_snapshot *s, const char *key)
+{
+	KB_BSEARCH(s->jobs, s->njobs, key, key);
+}
+
+/* How a task in status st weighs on its node. */
+static void node_account(kb_node *n, const kb_task *t, kb_task_status st, int sign)
+{
+	kb_res *dst[3] = {NULL, NULL, NULL};
+	if (kb_task_status_allocated(st)) {
+		dst[0] = &n->used;
+	} else if (st == KB_TASK_RELEASING) {
+		dst[0] = &n->used;
+		dst[1] = &n->releasing;
+	} else if (st == KB_TASK_PIPELINED) {
+		dst[0] = &n->pipelined;
+	}
+	for (int i = 0; i < 3 && dst[i]; i++) {
+		if (sign > 0)
+			kb_res_add(dst[i], &t->req);
+		else
+			kb_res_sub(dst[i], &t->req);
+	}
+	n->idle = n->allocatable;
+	kb_res_sub(&n->idle, &n->used);
+}
+
+void kb_snapshot_node_add_task(kb_snapshot *s, uint32_t ni, uint32_t ti)
+{
+	kb_node *n = &s->nodes[ni];
+	kb_task *t = &s->tasks[ti];
+	t->node_prev = -1;
+	t->node_next = n->task_head;
+	if (n->task_head >= 0)
+		s->tasks[n->task_head].node_prev = (int32_t)ti;
+	n->task_head = (int32_t)ti;
+	n->ntasks++;
+	node_account(n, t, t->status, +1);
+}
+
+void kb_snapshot_node_remove_task(kb_snapshot *s, uint32_t ni, uint32_t ti)
+{
+	kb_node *n = &s->nodes[ni];
+	kb_task *t = &s->tasks[ti];
+	if (t->node_prev >= 0)
+		s->tasks[t->node_prev].node_next = t->node_next;
+	else
+		n->task_head = t->node_next;
+	if (t->node_next >= 0)
+		s->tasks[t->node_next].node_prev = t->node_prev;
+	t->node_prev = t->node_next = -1;
+	n->ntasks--;
+	node_account(n, t, t->status, -1);
+}
+
+static bool status_requests(kb_task_status st)
+{
+	return st != KB_TASK_SUCCEEDED && st != KB_TASK_FAILED && st != KB_TASK_UNKNOWN;
+}
+
+/* Adds (sign=+1) or removes (-1) a task's weight in its job and queue. */
+static void job_account(kb_snapshot *s, const kb_task *t, kb_task_status st, int sign)
+{
+	if (t->job < 0)
+		return;
+	kb_job *j = &s->jobs[t->job];
+	kb_queue *q = j->queue >= 0 ? &s->queues[j->queue] : NULL;
+	j->nstatus[st] += sign;
+	if (kb_task_status_allocated(st)) {
+		if (sign > 0) {
+			kb_res_add(&j->allocated, &t->req);
+			if (q)
+				kb_res_add(&q->allocated, &t->req);
+		} else {
+			kb_res_sub(&j->allocated, &t->req);
+			if (q)
+				kb_res_sub(&q->allocated, &t->req);
+		}
+	}
+	if (status_requests(st)) {
+		if (sign > 0) {
+			kb_res_add(&j->request, &t->req);
+			if (q)
+				kb_res_add(&q->request, &t->req);
+		} else {
+			kb_res_sub(&j->request, &t->req);
+			if (q)
+				kb_res_sub(&q->request, &t->req);
+		}
+	}
+}
+
+void kb_snapshot_set_task_status(kb_snapshot *s, uint32_t ti, kb_task_status st)
+{
+	kb_task *t = &s->tasks[ti];
+	bool was_on = kb_task_status_on_node(t->status) && t->node >= 0;
+	if (was_on)
+		kb_snapshot_node_remove_task(s, (uint32_t)t->node, ti);
+	job_account(s, t, t->status, -1);
+	t->status = st;
+	job_account(s, t, t->status, +1);
+	if (kb_task_status_on_node(st) && t->node >= 0)
+		kb_snapshot_node_add_task(s, (uint32_t)t->node, ti);
+}
+
+void kb_snapshot_derive(kb_snapshot *s)
+{
+	memset(&s->total_allocatable, 0, sizeof(s->total_allocatable));
+	for (uint32_t i = 0; i < s->nnodes; i++) {
+		kb_node *n = &s->nodes[i];
+		memset(&n->used, 0, sizeof(n->used));
+		memset(&n->releasing, 0, sizeof(n->releasing));
+		memset(&n->pipelined, 0, sizeof(n->pipelined));
+		n->idle = n->allocatable;
+		n->task_head = -1;
+		n->ntasks = 0;
+		if (n->ready && !n->unschedulable)
+			kb_res_add(&s->total_allocatable, &n->allocatable);
+	}
+	for (uint32_t i = 0; i < s->nqueues; i++) {
+		memset(&s->queues[i].allocated, 0, sizeof(kb_res));
+		memset(&s->queues[i].request, 0, sizeof(kb_res));
+	}
+	for (uint32_t i = 0; i < s->njobs; i++) {
+		kb_job *j = &s->jobs[i];
+		memset(j->nstatus, 0, sizeof(j->nstatus));
+		memset(&j->allocated, 0, sizeof(j->allocated));
+		memset(&j->request, 0, sizeof(j->request));
+	}
+	for (uint32_t i = 0; i < s->ntasks; i++) {
+		kb_task *t = &s->tasks[i];
+		t->node_prev = t->node_next = -1;
+		job_account(s, t, t->status, +1);
+		if (t->node >= 0 && kb_task_status_on_node(t->status))
+			kb_snapshot_node_add_task(s, (uint32_t)t->node, i);
+	}
+}
+
+bool kb_snapshot_check(const kb_snapshot *s, char *why, size_t size)
+{
+	char dummy[8];
+	if (!why) {
+		why = dummy;
+		size = sizeof(dummy);
+	}
+	for (uint32_t i = 0; i < s->nnodes; i++) {
+		const kb_node *n = &s->nodes[i];
+		kb_res used = {{0}}, rel = {{0}}, pipe = {{0}};
+		uint32_t count = 0;
+		int32_t prev = -1;
+		for (int32_t ti = n->task_head; ti >= 0; ti = s->tasks[ti].node_next) {
+			const kb_task *t = &s->tasks[ti];
+			if (t->node != (int32_t)i || t->node_prev != prev) {
+				snprintf(why, size, "node %s: task list link broken at %s", n->name,
+					 t->key);
+				return false;
+			}
+			if (kb_task_status_allocated(t->status) || t->status == KB_TASK_RELEASING)
+				kb_res_add(&used, &t->req);
+			if (t->status == KB_TASK_RELEASING)
+				kb_res_add(&rel, &t->req);
+			if (t->status == KB_TASK_PIPELINED)
+				kb_res_add(&pipe, &t->req);
+			prev = ti;
+			if (++count > s->ntasks)
+				break;
+		}
+		if (count != n->ntasks) {
+			snprintf(why, size, "node %s: %u tasks listed, %u counted", n->name, count,
+				 n->ntasks);
+			return false;
+		}
+		kb_res idle = n->allocatable;
+		kb_res_sub(&idle, &used);
+		if (memcmp(&used, &n->used, sizeof(used)) || memcmp(&rel, &n->releasing, sizeof(rel)) ||
+		    memcmp(&pipe, &n->pipelined, sizeof(pipe)) ||
+		    memcmp(&idle, &n->idle, sizeof(idle))) {
+			snprintf(why, size, "node %s: used/idle/releasing/pipelined disagree with its tasks",
+				 n->name);
+			return false;
+		}
+	}
+	for (uint32_t i = 0; i < s->njobs; i++) {
+		const kb_job *j = &s->jobs[i];
+		for (int st = 0; st < KB_TASK_NSTATUS; st++)
+			if (j->nstatus[st] < 0) {
+				snprintf(why, size, "job %s: negative count for status %d", j->key, st);
+				return false;
+			}
+		if (kb_res_any_negative(&j->allocated)) {
+			snprintf(why, size, "job %s: negative allocated resources", j->key);
+			return false;
+		}
+	}
+	for (uint32_t i = 0; i < s->ntasks; i++) {
+		const kb_task *t = &s->tasks[i];
+		if (kb_task_status_on_node(t->status) && t->node < 0) {
+			snprintf(why, size, "task %s: holds resources but has no node", t->key);
+			return false;
+		}
+	}
+	return true;
+}

@@ -1,0 +1,77 @@
+/* snapshot.h - the cluster as one session sees it.
+ *
+ * Arrays of infos (api/types.h) that refer to each other by index. The cache
+ * builds a snapshot (cache/cluster.h: kb_cluster_snapshot); a session mutates
+ * it tentatively through statements (scheduler/statement.h); nothing in it
+ * points back into the cache except immutable names and pod specs.
+ *
+ * Ownership: every array lives in the snapshot's arena; kb_snapshot_release()
+ * frees them all at once.
+ *
+ * Ordering: every array is sorted deterministically by the cache (nodes by
+ * name, tasks by job then creation then name, jobs by key, queues by name),
+ * so that no decision depends on hash order or pointer values.
+ */
+#ifndef KB_API_SNAPSHOT_H
+#define KB_API_SNAPSHOT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "api/resource.h"
+#include "api/types.h"
+#include "base/arena.h"
+
+typedef struct kb_snapshot {
+	kb_arena arena;
+	kb_resnames resnames;
+	kb_node *nodes;
+	uint32_t nnodes;
+	kb_task *tasks;
+	uint32_t ntasks;
+	kb_job *jobs;
+	uint32_t njobs;
+	kb_queue *queues;
+	uint32_t nqueues;
+	/* Task indices grouped by job: job j owns job_tasks[j.first_task ..]. */
+	uint32_t *job_tasks;
+	/* Sum of every schedulable (ready, not cordoned) node's allocatable. */
+	kb_res total_allocatable;
+	int32_t default_queue; /* index of the default queue */
+	int gpu_res;           /* index of nvidia.com/gpu in resnames, or -1 */
+} kb_snapshot;
+
+void kb_snapshot_init(kb_snapshot *s);
+void kb_snapshot_release(kb_snapshot *s);
+
+/* Index lookups by name; -1 when absent. O(log n) (arrays are sorted). */
+int32_t kb_snapshot_find_node(const kb_snapshot *s, const char *name);
+int32_t kb_snapshot_find_queue(const kb_snapshot *s, const char *name);
+int32_t kb_snapshot_find_job(const kb_snapshot *s, const char *key);
+
+/* Links task t onto node n's task list and accounts its request (used/idle,
+ * or pipelined for KB_TASK_PIPELINED, plus releasing for KB_TASK_RELEASING).
+ * The task's status and node must already be set. O(1). */
+void kb_snapshot_node_add_task(kb_snapshot *s, uint32_t n, uint32_t t);
+/* The inverse of kb_snapshot_node_add_task with the task's current status. */
+void kb_snapshot_node_remove_task(kb_snapshot *s, uint32_t n, uint32_t t);
+
+/* Moves task t to status st, keeping the job's counters and resource sums
+ * and the node accounting consistent. The task's node must be set before a
+ * move into a status that holds a node. O(1). */
+void kb_snapshot_set_task_status(kb_snapshot *s, uint32_t t, kb_task_status st);
+
+/* Recomputes every derived field (node used/idle/releasing/pipelined and
+ * task lists, job counters and sums, queue allocated/request, totals) from
+ * the tasks' statuses and nodes. The cache calls it once after filling the
+ * arrays. O(nodes + tasks + jobs + queues). */
+void kb_snapshot_derive(kb_snapshot *s);
+
+/* The universal invariants, for assert() in debug and test builds: every
+ * node's used equals the sum of its tasks' requests, idle = allocatable -
+ * used, releasing/pipelined match, no job counter is negative, task lists
+ * are consistent. Returns true when they hold; otherwise false and, if
+ * why != NULL, a description in why[0..size). O(nodes + tasks + jobs). */
+bool kb_snapshot_check(const kb_snapshot *s, char *why, size_t size);
+
+#endif

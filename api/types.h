@@ -1,0 +1,258 @@
+/* types.h - the scheduling model: what a session sees of the cluster.
+ *
+ * These are kube-batch's "infos": a node (allocatable, used, idle, releasing,
+ * pipelined), a task (one pod), a job (a PodGroup, or a lone pod) and a
+ * queue. A session works on arrays of them (kb_snapshot in
+ * scheduler/snapshot.h); they refer to each other by INDEX into those arrays,
+ * never by pointer, so a snapshot can be copied with memcpy and every
+ * reference stays valid.
+ *
+ * Pod specs (selectors, tolerations, ports...) and names are immutable and
+ * owned by the cache's objects; infos only point at them. A session never
+ * writes through those pointers.
+ *
+ * Types only: functions on these live in their own modules (HAProxy's rule:
+ * types in one header, functions in another).
+ */
+#ifndef KB_API_TYPES_H
+#define KB_API_TYPES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "api/resource.h"
+
+/* ---- pod spec pieces (immutable, owned by the cache) ---------------------------- */
+
+typedef struct kb_label {
+	const char *key;
+	const char *value;
+} kb_label;
+
+typedef struct kb_labels {
+	const kb_label *v; /* sorted by key, keys unique */
+	uint32_t n;
+} kb_labels;
+
+typedef enum kb_taint_effect {
+	KB_EFFECT_ALL = 0, /* only in a toleration: tolerates every effect */
+	KB_EFFECT_NO_SCHEDULE,
+	KB_EFFECT_PREFER_NO_SCHEDULE,
+	KB_EFFECT_NO_EXECUTE,
+} kb_taint_effect;
+
+typedef struct kb_taint {
+	const char *key;
+	const char *value; /* "" when absent */
+	kb_taint_effect effect;
+} kb_taint;
+
+typedef struct kb_toleration {
+	const char *key; /* "" with exists=true tolerates every taint */
+	const char *value;
+	bool exists;     /* operator Exists (else Equal) */
+	kb_taint_effect effect;
+} kb_toleration;
+
+typedef enum kb_selector_op {
+	KB_SEL_IN,
+	KB_SEL_NOT_IN,
+	KB_SEL_EXISTS,
+	KB_SEL_DOES_NOT_EXIST,
+	KB_SEL_GT,
+	KB_SEL_LT,
+} kb_selector_op;
+
+typedef struct kb_selector_req {
+	const char *key;
+	kb_selector_op op;
+	bool field; /* matchFields (only metadata.name) rather than matchExpressions */
+	const char *const *values;
+	uint32_t nvalues;
+} kb_selector_req;
+
+/* A node selector term: every requirement must hold (AND). */
+typedef struct kb_selector_term {
+	const kb_selector_req *reqs;
+	uint32_t n;
+} kb_selector_term;
+
+typedef struct kb_preferred_term {
+	int32_t weight; /* 1..100 */
+	kb_selector_term term;
+} kb_preferred_term;
+
+typedef enum kb_protocol { KB_PROTO_TCP, KB_PROTO_UDP, KB_PROTO_SCTP } kb_protocol;
+
+typedef struct kb_host_port {
+	const char *ip; /* "" or "0.0.0.0" means every address */
+	uint16_t port;
+	kb_protocol proto;
+} kb_host_port;
+
+/* What the predicates and the gpu plugin need of a pod, decoded once. */
+typedef struct kb_pod_spec {
+	kb_labels labels;
+	kb_labels node_selector;
+	/* requiredDuringSchedulingIgnoredDuringExecution: terms ORed; 0 terms = none */
+	const kb_selector_term *required;
+	uint32_t nrequired;
+	const kb_preferred_term *preferred;
+	uint32_t npreferred;
+	const kb_toleration *tolerations;
+	uint32_t ntolerations;
+	const kb_host_port *host_ports;
+	uint32_t nhost_ports;
+	/* GPU wishes (see plugins/gpu.h): models accepted, '|'-separated, or NULL */
+	const char *gpu_models;
+	/* A share of one GPU in milli-GPU (1..999), 0 when the pod takes whole GPUs */
+	int32_t gpu_milli;
+} kb_pod_spec;
+
+/* ---- task ------------------------------------------------------------------------ */
+
+/* kube-batch's TaskStatus. */
+typedef enum kb_task_status {
+	KB_TASK_PENDING = 0,
+	KB_TASK_ALLOCATED, /* placed in this session, not yet bound */
+	KB_TASK_PIPELINED, /* placed onto resources that are being released */
+	KB_TASK_BINDING,   /* bind sent, not yet confirmed */
+	KB_TASK_BOUND,     /* nodeName set, not running yet */
+	KB_TASK_RUNNING,
+	KB_TASK_RELEASING, /* being evicted or deleted */
+	KB_TASK_SUCCEEDED,
+	KB_TASK_FAILED,
+	KB_TASK_UNKNOWN,
+	KB_TASK_NSTATUS
+} kb_task_status;
+
+/* True for statuses that hold resources on a node and count as "ready" for a
+ * gang: Allocated, Binding, Bound, Running. (kube-batch's AllocatedStatus.) */
+static inline bool kb_task_status_allocated(kb_task_status s)
+{
+	return s == KB_TASK_ALLOCATED || s == KB_TASK_BINDING || s == KB_TASK_BOUND ||
+	       s == KB_TASK_RUNNING;
+}
+
+/* True for statuses that occupy a node's resources (allocated or releasing). */
+static inline bool kb_task_status_on_node(kb_task_status s)
+{
+	return kb_task_status_allocated(s) || s == KB_TASK_RELEASING || s == KB_TASK_PIPELINED;
+}
+
+typedef struct kb_task {
+	const char *uid;
+	const char *ns;
+	const char *name;
+	const char *key; /* "ns/name" */
+	int32_t job;     /* index into the snapshot's jobs; -1 for a foreign pod */
+	int32_t node;    /* index into the snapshot's nodes; -1 when not placed */
+	int32_t node_prev, node_next; /* links in the node's task list, -1 at the ends */
+	kb_task_status status;
+	int32_t priority;
+	int64_t creation_ms; /* creationTimestamp (or simulated arrival), milliseconds */
+	int64_t started_ms;  /* when it was bound/started; used for "least work lost" */
+	kb_res req;          /* max(sum of containers, max of init containers) + overhead, pods=1 */
+	bool best_effort;    /* asks for nothing but a pod slot */
+	bool foreign;        /* another scheduler's pod: occupies its node, never scheduled */
+	bool critical;       /* system-cluster-critical / system-node-critical / kube-system */
+	uint32_t gpu_mask;   /* device indices chosen on its node (bit i = GPU i) */
+	const kb_pod_spec *spec;
+} kb_task;
+
+/* ---- job ------------------------------------------------------------------------- */
+
+typedef enum kb_pg_phase {
+	KB_PG_PENDING = 0,
+	KB_PG_INQUEUE,
+	KB_PG_RUNNING,
+	KB_PG_UNKNOWN,
+	KB_PG_COMPLETED,
+} kb_pg_phase;
+
+/* Which API a job came from; decides how its status is written back. */
+typedef enum kb_pg_flavor {
+	KB_PG_NONE = 0,  /* a lone pod */
+	KB_PG_KUBE_BATCH, /* scheduling.incubator.k8s.io/v1alpha1 */
+	KB_PG_VOLCANO,    /* scheduling.volcano.sh/v1beta1 */
+	KB_PG_COSCHED,    /* scheduling.x-k8s.io/v1alpha1 (or scheduling.sigs.k8s.io) */
+} kb_pg_flavor;
+
+typedef struct kb_job {
+	const char *uid;
+	const char *ns;
+	const char *name;
+	const char *key; /* "ns/name" of the PodGroup, or of the lone pod */
+	kb_pg_flavor flavor;
+	int32_t queue; /* index into the snapshot's queues; -1 if its queue is unknown */
+	int32_t min_member;
+	int32_t priority;
+	int64_t creation_ms;
+	kb_pg_phase phase;
+	bool has_min_resources;
+	kb_res min_resources; /* PodGroup spec.minResources */
+	/* Tasks of this job: snapshot->job_tasks[first_task .. first_task + ntasks) */
+	uint32_t first_task;
+	uint32_t ntasks;
+	/* Derived, kept up to date by the session as tasks change status. */
+	int32_t nstatus[KB_TASK_NSTATUS];
+	kb_res allocated; /* requests of tasks in allocated statuses */
+	kb_res request;   /* requests of every task that is not finished */
+	/* Set by the cache when the job cannot be scheduled at all, e.g.
+	 * "PodGroup \"ns/pg\" not found"; NULL otherwise. */
+	const char *invalid;
+	/* Tasks that were placed when the job's last placement attempt failed
+	 * (for the gang's pending reason); 0 until allocate tries. */
+	int32_t fit_tasks;
+	/* Why the job is not running, written by actions/plugins; NULL if none. */
+	const char *pending_reason;
+} kb_job;
+
+/* ---- node ------------------------------------------------------------------------ */
+
+#define KB_MAX_GPUS 32
+
+typedef struct kb_node {
+	const char *name;
+	kb_labels labels;
+	const kb_taint *taints;
+	uint32_t ntaints;
+	bool unschedulable; /* spec.unschedulable (cordoned) */
+	bool ready;         /* condition Ready=True (absent counts as ready in simulation) */
+	kb_res allocatable;
+	kb_res used;      /* requests of tasks in allocated statuses and releasing */
+	kb_res idle;      /* allocatable - used */
+	kb_res releasing; /* requests of tasks being evicted */
+	kb_res pipelined; /* requests of tasks pipelined onto releasing resources */
+	/* Tasks on this node (including foreign pods): a doubly linked list
+	 * through kb_task.node_prev/node_next, head index or -1. */
+	int32_t task_head;
+	uint32_t ntasks;
+	/* GPU devices (see plugins/gpu.h); ngpus == 0 when the node has none. */
+	int32_t ngpus;
+	const char *gpu_model;             /* nvidia.com/gpu.product label, or NULL */
+	int32_t gpu_used_milli[KB_MAX_GPUS]; /* per device, 0..1000 */
+	const uint8_t *gpu_group;          /* topology group of each device, or NULL */
+} kb_node;
+
+/* ---- queue ----------------------------------------------------------------------- */
+
+typedef enum kb_queue_state { KB_QUEUE_OPEN = 0, KB_QUEUE_CLOSED, KB_QUEUE_CLOSING } kb_queue_state;
+
+typedef struct kb_queue {
+	const char *name;
+	int32_t weight;
+	int32_t parent; /* index, or -1 for a root */
+	kb_queue_state state;
+	bool reclaimable;
+	uint32_t capability_mask; /* bit i set: resource i is capped by capability.q[i] */
+	kb_res capability;        /* ceiling; only the resources in capability_mask */
+	kb_res guarantee;  /* floor */
+	int64_t creation_ms;
+	/* Derived per session by the proportion plugin / queue accounting. */
+	kb_res deserved;
+	kb_res allocated;
+	kb_res request;
+} kb_queue;
+
+#endif

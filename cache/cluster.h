@@ -1,0 +1,103 @@
+/* cluster.h - the object store: what the scheduler knows of the cluster.
+ *
+ * The store holds the latest decoded object of every Node, Pod, PodGroup,
+ * Queue and PriorityClass, fed by the simulator (manifests) or the
+ * reflectors (API watch). It also holds what the scheduler itself decided
+ * and the API has not confirmed yet (an assumed binding) or, in simulation,
+ * what the simulated kubelet did (a pod running, finished, evicted).
+ *
+ * kb_cluster_snapshot() turns the store into the session's arrays
+ * (api/snapshot.h): jobs from PodGroups and lone pods, tasks from our pods,
+ * foreign pods as load on their nodes, priorities resolved through
+ * PriorityClasses, queues resolved (PodGroup spec.queue, else the namespace
+ * mapping, else the default queue).
+ *
+ * Ownership: the store owns every object given to kb_cluster_apply().
+ * Snapshot strings point into those objects: a snapshot must not outlive the
+ * next change to the store (sessions are synchronous in the daemon's loop).
+ */
+#ifndef KB_CACHE_CLUSTER_H
+#define KB_CACHE_CLUSTER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "api/snapshot.h"
+#include "base/error.h"
+#include "base/strmap.h"
+#include "base/vec.h"
+#include "cache/objects.h"
+
+typedef struct kb_slot {
+	kb_object *obj; /* NULL: free slot */
+	int64_t created_ms;
+	/* Pods only: the scheduler's or the simulator's view overriding the object. */
+	bool overridden;
+	char *node; /* owned; NULL = not on a node */
+	kb_task_status status;
+	int64_t started_ms;
+	uint32_t gpu_mask;
+	/* PodGroups only: the phase the scheduler last wrote (until the API echoes it). */
+	kb_pg_phase pg_phase;
+} kb_slot;
+
+typedef struct kb_store {
+	KB_VEC(kb_slot) slots;
+	KB_VEC(uint32_t) free_slots;
+	kb_strmap by_key; /* meta.key -> slot index */
+} kb_store;
+
+/* Maps a namespace to a queue name (the queue configuration file); NULL when
+ * the namespace has no queue of its own. */
+typedef const char *(*kb_ns_queue_fn)(void *ctx, const char *ns);
+
+/* A queue that does not come from a Queue object (the queue file). */
+typedef struct kb_queue_def {
+	const char *name;
+	kb_queue_obj q;
+} kb_queue_def;
+
+typedef struct kb_cluster {
+	kb_resnames resnames;
+	kb_store nodes, pods, podgroups, queues, priority_classes;
+	const char *scheduler_name; /* pods with another schedulerName are foreign */
+	const char *default_queue;
+	kb_ns_queue_fn ns_queue;
+	void *ns_queue_ctx;
+	const kb_queue_def *queue_defs; /* merged with Queue objects, see queue/ */
+	uint32_t nqueue_defs;
+	uint64_t generation; /* bumped by every change */
+} kb_cluster;
+
+/* scheduler_name and default_queue are borrowed (must outlive the cluster). */
+void kb_cluster_init(kb_cluster *c, const char *scheduler_name, const char *default_queue);
+void kb_cluster_release(kb_cluster *c);
+
+/* Adds or replaces an object (by kind and key); the cluster takes ownership
+ * even on failure. A replaced pod keeps its override only while the new
+ * object does not contradict it (the API confirmed a binding or the pod
+ * finished). created_ms stamps objects without a creationTimestamp.
+ * KB_KIND_OTHER and Namespace objects are freed and ignored.
+ * Returns 0 or -ENOMEM. */
+int kb_cluster_apply(kb_cluster *c, kb_object *obj, int64_t created_ms);
+
+/* Removes the object of that kind and key. Returns true if it was there. */
+bool kb_cluster_delete(kb_cluster *c, kb_kind kind, const char *key);
+
+/* The slot of a pod by "ns/name", or NULL. */
+kb_slot *kb_cluster_pod(kb_cluster *c, const char *key);
+
+/* Overrides a pod's node and status (assumed bind, simulated run/finish/
+ * evict). node may be NULL. Returns 0, -ENOENT or -ENOMEM. */
+int kb_cluster_set_pod(kb_cluster *c, const char *key, const char *node, kb_task_status st,
+		       int64_t started_ms, uint32_t gpu_mask);
+
+/* Records the phase the scheduler wrote for a PodGroup (the status writer,
+ * or the simulator). Returns 0 or -ENOENT. */
+int kb_cluster_set_podgroup_phase(kb_cluster *c, const char *key, kb_pg_phase phase);
+
+/* Builds a snapshot into *ret (which must be initialised with
+ * kb_snapshot_init). Returns 0 or -ENOMEM. Cost: O(objects log objects). */
+int kb_cluster_snapshot(const kb_cluster *c, kb_snapshot *ret, kb_err *err);
+
+#endif

@@ -1,0 +1,161 @@
+/* objects.h - Kubernetes objects as the cache holds them, and their decoder.
+ *
+ * One decoder serves both modes: simulation feeds it YAML manifests, cluster
+ * mode feeds it JSON from the API server converted to the same node tree
+ * (base/yaml_doc.h). It reads only the fields the scheduler uses.
+ *
+ * Kinds: Node, Pod, PodGroup (scheduling.incubator.k8s.io/v1alpha1,
+ * scheduling.volcano.sh/v1beta1, scheduling.x-k8s.io/v1alpha1 and its older
+ * name scheduling.sigs.k8s.io/v1alpha1), Queue (scheduling.incubator.k8s.io
+ * /v1alpha1, scheduling.volcano.sh/v1beta1), PriorityClass
+ * (scheduling.k8s.io/v1), Namespace (v1). Any other kind decodes as
+ * KB_KIND_OTHER (callers skip it).
+ *
+ * Ownership: a kb_object owns every string and array it points to, in its own
+ * arena; kb_object_free() frees it whole. Objects are immutable once decoded:
+ * an update is a new object replacing the old one.
+ *
+ * Errors name the object and the field, and the position:
+ *   Pod "ns/p": spec.containers[0].resources.requests.cpu: bad quantity "1x" (jobs.yaml:14:20)
+ */
+#ifndef KB_CACHE_OBJECTS_H
+#define KB_CACHE_OBJECTS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "api/resource.h"
+#include "api/types.h"
+#include "base/arena.h"
+#include "base/error.h"
+#include "base/yaml_doc.h"
+
+/* Annotations and labels kube-batchd reads. */
+#define KB_ANN_GROUP_NAME "scheduling.k8s.io/group-name"         /* kube-batch, volcano */
+#define KB_ANN_VOLCANO_GROUP_NAME "scheduling.volcano.sh/group-name"
+#define KB_LABEL_COSCHED_GROUP "scheduling.x-k8s.io/pod-group"   /* scheduler-plugins */
+#define KB_LABEL_COSCHED_GROUP_OLD "pod-group.scheduling.sigs.k8s.io"
+#define KB_ANN_SIM_ARRIVAL "sim.kube-batchd.io/arrival"   /* seconds after start */
+#define KB_ANN_SIM_DURATION "sim.kube-batchd.io/duration" /* seconds once bound */
+#define KB_ANN_GPU_MODELS "kube-batchd.io/gpu-models"     /* "V100|A100": models accepted */
+#define KB_ANN_GPU_MILLI "kube-batchd.io/gpu-milli"       /* 1..999: a share of one GPU */
+#define KB_ANN_GPU_TOPOLOGY "kube-batchd.io/gpu-topology" /* node: "0,1,2,3;4,5,6,7" groups */
+#define KB_ANN_GPU_DEVICES "kube-batchd.io/gpu-devices"   /* pod, written at bind: "0,1" */
+#define KB_LABEL_GPU_PRODUCT "nvidia.com/gpu.product"
+#define KB_RES_GPU_NAME "nvidia.com/gpu"
+
+typedef enum kb_kind {
+	KB_KIND_OTHER = 0,
+	KB_KIND_NODE,
+	KB_KIND_POD,
+	KB_KIND_PODGROUP,
+	KB_KIND_QUEUE,
+	KB_KIND_PRIORITY_CLASS,
+	KB_KIND_NAMESPACE,
+} kb_kind;
+
+typedef struct kb_meta {
+	const char *name;
+	const char *ns; /* "" for cluster-scoped objects */
+	const char *uid; /* generated as "<kind>/<ns>/<name>" when absent (manifests) */
+	const char *key; /* "ns/name", or "name" for cluster-scoped objects */
+	const char *resource_version; /* "" when absent */
+	int64_t creation_ms;          /* creationTimestamp; 0 when absent */
+	bool deleting;                /* deletionTimestamp is set */
+	kb_labels labels;
+	kb_labels annotations;
+	int line, col; /* where the object starts in its file (0 for API objects) */
+} kb_meta;
+
+typedef enum kb_pod_phase {
+	KB_POD_PENDING = 0,
+	KB_POD_RUNNING,
+	KB_POD_SUCCEEDED,
+	KB_POD_FAILED,
+	KB_POD_UNKNOWN,
+} kb_pod_phase;
+
+typedef struct kb_node_obj {
+	kb_res allocatable; /* status.allocatable, else status.capacity; pods default 110 */
+	const kb_taint *taints;
+	uint32_t ntaints;
+	bool unschedulable;
+	bool ready; /* Ready condition True, or no conditions at all */
+	int32_t ngpus;         /* whole nvidia.com/gpu in allocatable (0..KB_MAX_GPUS) */
+	const char *gpu_model; /* label nvidia.com/gpu.product, or NULL */
+	const uint8_t *gpu_group; /* ngpus entries from KB_ANN_GPU_TOPOLOGY, or NULL */
+} kb_node_obj;
+
+typedef struct kb_pod_obj {
+	const char *scheduler_name; /* spec.schedulerName; "default-scheduler" when absent */
+	const char *node_name;      /* spec.nodeName, or NULL */
+	kb_pod_phase phase;
+	bool has_priority;
+	int32_t priority; /* spec.priority */
+	const char *priority_class_name; /* or NULL */
+	const char *group_name; /* PodGroup name in the pod's namespace, or NULL */
+	kb_res req;      /* see kb_task.req */
+	bool best_effort;
+	kb_pod_spec spec;
+	int64_t sim_arrival_ms;  /* KB_ANN_SIM_ARRIVAL, 0 when absent */
+	int64_t sim_duration_ms; /* KB_ANN_SIM_DURATION, -1 when absent (runs forever) */
+	const uint8_t *gpu_devices; /* KB_ANN_GPU_DEVICES (cluster mode), or NULL */
+	uint32_t ngpu_devices;
+} kb_pod_obj;
+
+typedef struct kb_podgroup_obj {
+	kb_pg_flavor flavor;
+	int32_t min_member;
+	const char *queue; /* spec.queue, or NULL */
+	const char *priority_class_name;
+	bool has_min_resources;
+	kb_res min_resources;
+	kb_pg_phase phase; /* status.phase */
+} kb_podgroup_obj;
+
+typedef struct kb_queue_obj {
+	kb_pg_flavor flavor; /* KB_PG_KUBE_BATCH or KB_PG_VOLCANO */
+	int32_t weight;      /* default 1 */
+	uint32_t capability_mask;
+	kb_res capability;
+	kb_res guarantee;
+	bool reclaimable;    /* default true */
+	kb_queue_state state;
+	const char *parent;  /* or NULL */
+} kb_queue_obj;
+
+typedef struct kb_priority_class_obj {
+	int32_t value;
+	bool global_default;
+} kb_priority_class_obj;
+
+typedef struct kb_object {
+	kb_arena arena;
+	kb_kind kind;
+	const char *api_version;
+	const char *kind_name; /* as written, e.g. "Deployment" for KB_KIND_OTHER */
+	kb_meta meta;
+	union {
+		kb_node_obj node;
+		kb_pod_obj pod;
+		kb_podgroup_obj podgroup;
+		kb_queue_obj queue;
+		kb_priority_class_obj priority_class;
+	} u;
+} kb_object;
+
+/* Decodes one document. `source` names the file for messages (NULL for API
+ * objects). Resource names are interned into *resnames. Returns 0 and a new
+ * object in *ret_obj (caller owns; free with kb_object_free), or -EINVAL
+ * (bad field, with err), -ENOSPC (too many resource names), -ENOMEM.
+ * Cost: O(size of the document). */
+int kb_object_decode(const kb_yaml_node *doc, const char *source, kb_resnames *resnames,
+		     kb_object **ret_obj, kb_err *err);
+
+/* Frees the object and everything it owns. Accepts NULL; returns NULL. */
+kb_object *kb_object_free(kb_object *o);
+
+/* Looks up a label or annotation; NULL when absent. O(log n). */
+const char *kb_labels_get(const kb_labels *l, const char *key);
+
+#endif

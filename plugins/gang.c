@@ -1,0 +1,121 @@
+/* gang - all or nothing: a job runs only once minMember of its tasks can.
+ *
+ * job valid:     the tasks that exist (pending or placed or succeeded) number
+ *                at least minMember;
+ * job ready:     Allocated + Binding + Bound + Running + Succeeded >= minMember;
+ * job pipelined: the same plus Pipelined >= minMember;
+ * job order:     jobs not yet ready go first (kube-batch's rule);
+ * preemptable / reclaimable: a victim job is never left running below
+ *                minMember: of one job's candidates, at most
+ *                (ready - minMember) may go, unless the whole job goes
+ *                (the preempt action asks for whole jobs separately);
+ * close:         jobs that are not ready get a reason a person can act on:
+ *                gang "ns/pg": 4/6 tasks in gang fit: 2 need 1 cpu, largest free 500m cpu (...)
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "plugins/plugins.h"
+
+int32_t kb_gang_ready_count(const kb_job *j)
+{
+	return j->nstatus[KB_TASK_ALLOCATED] + j->nstatus[KB_TASK_BINDING] + j->nstatus[KB_TASK_BOUND] +
+	       j->nstatus[KB_TASK_RUNNING] + j->nstatus[KB_TASK_SUCCEEDED];
+}
+
+static int32_t valid_count(const kb_job *j)
+{
+	return kb_gang_ready_count(j) + j->nstatus[KB_TASK_PENDING] + j->nstatus[KB_TASK_PIPELINED];
+}
+
+static kb_vote gang_job_valid(void *st, const kb_session *ssn, const kb_job *j, const char **ret)
+{
+	if (valid_count(j) >= j->min_member)
+		return KB_PERMIT;
+	*ret = kb_arena_printf(&((kb_session *)ssn)->arena,
+			       "gang \"%s\": %d pods exist, fewer than minMember %d", j->key,
+			       valid_count(j), j->min_member);
+	return KB_REJECT;
+}
+
+static kb_vote gang_job_ready(void *st, const kb_session *ssn, const kb_job *j)
+{
+	return kb_gang_ready_count(j) >= j->min_member ? KB_PERMIT : KB_REJECT;
+}
+
+static kb_vote gang_job_pipelined(void *st, const kb_session *ssn, const kb_job *j)
+{
+	return kb_gang_ready_count(j) + j->nstatus[KB_TASK_PIPELINED] >= j->min_member ? KB_PERMIT
+										       : KB_REJECT;
+}
+
+static int gang_job_order(void *st, const kb_session *ssn, const kb_job *l, const kb_job *r)
+{
+	bool lr = kb_gang_ready_count(l) >= l->min_member;
+	bool rr = kb_gang_ready_count(r) >= r->min_member;
+	if (lr == rr)
+		return 0;
+	return lr ? 1 : -1;
+}
+
+static kb_vote gang_victims(void *st, const kb_session *ssn, const kb_task *preemptor,
+			    const uint32_t *cands, uint32_t n, bool *allow)
+{
+	const kb_snapshot *s = ssn->snap;
+	/* Budget per job: how many of its running tasks may go while it keeps minMember. */
+	int32_t *budget = calloc(s->njobs ? s->njobs : 1, sizeof(int32_t));
+	bool *seen = calloc(s->njobs ? s->njobs : 1, sizeof(bool));
+	if (!budget || !seen) {
+		free(budget);
+		free(seen);
+		for (uint32_t i = 0; i < n; i++)
+			allow[i] = false;
+		return KB_PERMIT;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		const kb_task *t = &s->tasks[cands[i]];
+		if (t->job < 0)
+			continue;
+		const kb_job *j = &s->jobs[t->job];
+		if (!seen[t->job]) {
+			seen[t->job] = true;
+			budget[t->job] = j->min_member <= 1 ? INT32_MAX : kb_gang_ready_count(j) - j->min_member;
+		}
+		if (budget[t->job] > 0) {
+			budget[t->job]--;
+		} else {
+			allow[i] = false;
+		}
+	}
+	free(budget);
+	free(seen);
+	return KB_PERMIT;
+}
+
+static void gang_close(kb_session *ssn, void *st)
+{
+	kb_snapshot *s = ssn->snap;
+	for (uint32_t i = 0; i < s->njobs; i++) {
+		kb_job *j = &s->jobs[i];
+		if (j->min_member <= 1 || j->invalid || kb_gang_ready_count(j) >= j->min_member)
+			continue;
+		if (!kb_job_has_pending_any(s, j))
+			continue;
+		if (j->pending_reason && strncmp(j->pending_reason, "gang ", 5) == 0)
+			continue;
+		const char *detail = j->pending_reason ? j->pending_reason : "not scheduled yet";
+		j->pending_reason = kb_arena_printf(&ssn->arena, "gang \"%s\": %d/%d tasks in gang fit: %s",
+						    j->key, j->fit_tasks, j->min_member, detail);
+	}
+}
+
+const kb_plugin_ops kb_plugin_gang = {
+	.name = "gang",
+	.close = gang_close,
+	.job_order = gang_job_order,
+	.job_valid = gang_job_valid,
+	.job_ready = gang_job_ready,
+	.job_pipelined = gang_job_pipelined,
+	.preemptable = gang_victims,
+	.reclaimable = gang_victims,
+};

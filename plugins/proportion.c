@@ -1,0 +1,183 @@
+/* proportion - fair shares between queues.
+ *
+ * At open, every queue's deserved share is computed by weighted
+ * water-filling over the cluster's allocatable (queue/deserved.h), each queue
+ * capped by what its jobs request and by its capability and raised to its
+ * guarantee. Then:
+ *  - queue order: the queue with the smaller share (largest, over the
+ *    resources it deserves, of allocated / deserved) goes first;
+ *  - overused: a queue is overused once allocated >= deserved in every
+ *    resource it asks for;
+ *  - job enqueueable: REJECT when the job's minimum would take the queue
+ *    above its capability;
+ *  - predicate: a task may not take its queue above its capability (the
+ *    allocate action thus never lets a queue exceed it);
+ *  - reclaimable: a victim's queue gives back only what it holds above its
+ *    deserved share, and only if it is reclaimable.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "plugins/plugins.h"
+#include "queue/deserved.h"
+#include "scheduler/actions/actions.h"
+
+static int prop_open(kb_session *ssn, const kb_plugin_conf *pc, void **ret, kb_err *err)
+{
+	kb_snapshot *s = ssn->snap;
+	kb_share_input *in = kb_arena_calloc(&ssn->arena, s->nqueues ? s->nqueues : 1, sizeof(*in));
+	kb_res *out = kb_arena_calloc(&ssn->arena, s->nqueues ? s->nqueues : 1, sizeof(*out));
+	if (!in || !out)
+		return kb_err_set(err, -ENOMEM, "out of memory");
+	for (uint32_t i = 0; i < s->nqueues; i++) {
+		const kb_queue *q = &s->queues[i];
+		in[i].weight = q->weight > 0 ? q->weight : 1;
+		in[i].capability_mask = q->capability_mask;
+		in[i].capability = q->capability;
+		in[i].guarantee = q->guarantee;
+		in[i].request = q->request;
+		/* A queue's request includes what it already holds. */
+		kb_res_max(&in[i].request, &q->allocated);
+	}
+	kb_deserved_compute(&s->total_allocatable, in, s->nqueues, out);
+	for (uint32_t i = 0; i < s->nqueues; i++) {
+		s->queues[i].deserved = out[i];
+		s->queues[i].deserved.q[KB_RES_PODS] = 0;
+	}
+	*ret = NULL;
+	return 0;
+}
+
+static double queue_share(const kb_snapshot *s, const kb_queue *q)
+{
+	double share = 0;
+	for (int r = 0; r < s->resnames.n; r++) {
+		if (r == KB_RES_PODS)
+			continue;
+		double v;
+		if (q->deserved.q[r] > 0)
+			v = (double)q->allocated.q[r] / (double)q->deserved.q[r];
+		else
+			v = q->allocated.q[r] > 0 ? 1.0 : 0.0;
+		if (v > share)
+			share = v;
+	}
+	return share;
+}
+
+static int prop_queue_order(void *st, const kb_session *ssn, const kb_queue *l, const kb_queue *r)
+{
+	double ls = queue_share(ssn->snap, l), rs = queue_share(ssn->snap, r);
+	if (ls == rs)
+		return 0;
+	return ls < rs ? -1 : 1;
+}
+
+static kb_vote prop_overused(void *st, const kb_session *ssn, const kb_queue *q)
+{
+	bool asks = false;
+	for (int r = 0; r < KB_RES_MAX; r++) {
+		if (r == KB_RES_PODS || q->request.q[r] <= q->allocated.q[r])
+			continue;
+		asks = true;
+		if (q->allocated.q[r] < q->deserved.q[r])
+			return KB_ABSTAIN;
+	}
+	return asks ? KB_PERMIT : KB_ABSTAIN;
+}
+
+/* The first capped resource that allocated + extra would take above capability, or -1. */
+static int over_capability(const kb_queue *q, const kb_res *extra)
+{
+	for (int r = 0; r < KB_RES_MAX; r++)
+		if ((q->capability_mask & (1u << r)) && extra->q[r] > 0 &&
+		    q->allocated.q[r] + extra->q[r] > q->capability.q[r])
+			return r;
+	return -1;
+}
+
+static kb_vote prop_enqueueable(void *st, const kb_session *ssn, const kb_job *j)
+{
+	if (j->queue < 0)
+		return KB_ABSTAIN;
+	const kb_queue *q = &ssn->snap->queues[j->queue];
+	if (!q->capability_mask)
+		return KB_ABSTAIN;
+	kb_res min;
+	kb_job_min_request(ssn, j, &min);
+	kb_res_sub(&min, &j->allocated);
+	return over_capability(q, &min) >= 0 ? KB_REJECT : KB_PERMIT;
+}
+
+static int prop_predicate(void *st, const kb_session *ssn, const kb_task *t, const kb_node *n,
+			  const char **ret)
+{
+	if (t->job < 0)
+		return KB_FIT_OK;
+	const kb_job *j = &ssn->snap->jobs[t->job];
+	if (j->queue < 0)
+		return KB_FIT_OK;
+	const kb_queue *q = &ssn->snap->queues[j->queue];
+	int r = over_capability(q, &t->req);
+	if (r < 0)
+		return KB_FIT_OK;
+	*ret = kb_arena_printf(&((kb_session *)ssn)->arena, "queue \"%s\" would exceed its capability of %s",
+			       q->name, ssn->snap->resnames.name[r]);
+	return KB_FIT_FAIL;
+}
+
+static kb_vote prop_reclaimable(void *st, const kb_session *ssn, const kb_task *reclaimer,
+				const uint32_t *cands, uint32_t n, bool *allow)
+{
+	const kb_snapshot *s = ssn->snap;
+	/* What each victim queue still holds above its deserved share, as victims are taken. */
+	kb_res *above = calloc(s->nqueues ? s->nqueues : 1, sizeof(kb_res));
+	bool *seen = calloc(s->nqueues ? s->nqueues : 1, sizeof(bool));
+	if (!above || !seen) {
+		free(above);
+		free(seen);
+		for (uint32_t i = 0; i < n; i++)
+			allow[i] = false;
+		return KB_PERMIT;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		const kb_task *t = &s->tasks[cands[i]];
+		if (t->job < 0 || s->jobs[t->job].queue < 0) {
+			allow[i] = false;
+			continue;
+		}
+		int32_t qi = s->jobs[t->job].queue;
+		const kb_queue *q = &s->queues[qi];
+		if (!q->reclaimable) {
+			allow[i] = false;
+			continue;
+		}
+		if (!seen[qi]) {
+			seen[qi] = true;
+			above[qi] = q->allocated;
+			kb_res_sub(&above[qi], &q->deserved);
+		}
+		/* Taking t must not bring the queue below its deserved share in any
+		 * resource t holds. */
+		bool ok = true;
+		for (int r = 0; r < KB_RES_MAX; r++)
+			if (r != KB_RES_PODS && t->req.q[r] > 0 && above[qi].q[r] < t->req.q[r])
+				ok = false;
+		if (ok)
+			kb_res_sub(&above[qi], &t->req);
+		allow[i] = ok;
+	}
+	free(above);
+	free(seen);
+	return KB_PERMIT;
+}
+
+const kb_plugin_ops kb_plugin_proportion = {
+	.name = "proportion",
+	.open = prop_open,
+	.queue_order = prop_queue_order,
+	.overused = prop_overused,
+	.job_enqueueable = prop_enqueueable,
+	.predicate = prop_predicate,
+	.reclaimable = prop_reclaimable,
+};

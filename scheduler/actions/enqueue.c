@@ -1,0 +1,145 @@
+/* enqueue - admit Pending PodGroups whose minimum the cluster can hold.
+ *
+ * volcano's enqueue: jobs come in queue order then job order; a Pending job
+ * becomes Inqueue when it is valid, every plugin that has an opinion finds it
+ * enqueueable (proportion: its minimum fits under the queue's capability),
+ * and its minimum resources fit into what is left of the cluster's
+ * allocatable times the overcommit factor (argument "overcommit-factor" of
+ * the proportion plugin is not used here; kube-batchd reads the
+ * `enqueue.overcommit-factor` argument of the gang plugin, default 1.2).
+ * The minimum is the PodGroup's spec.minResources, or else the requests of
+ * its minMember smallest tasks. Lone pods are always admitted.
+ *
+ * Cost: O(jobs log jobs + tasks).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "scheduler/actions/actions.h"
+
+typedef struct enq_item {
+	const kb_session *ssn;
+	uint32_t job;
+} enq_item;
+
+static int cmp_items(const void *a, const void *b)
+{
+	const enq_item *x = a, *y = b;
+	const kb_session *ssn = x->ssn;
+	const kb_job *jx = &ssn->snap->jobs[x->job], *jy = &ssn->snap->jobs[y->job];
+	if (jx->queue != jy->queue) {
+		const kb_queue *qx = &ssn->snap->queues[jx->queue], *qy = &ssn->snap->queues[jy->queue];
+		return kb_queue_less(ssn, qx, qy) ? -1 : 1;
+	}
+	if (kb_job_less(ssn, jx, jy))
+		return -1;
+	return kb_job_less(ssn, jy, jx) ? 1 : 0;
+}
+
+static int cmp_req_cpu(const void *a, const void *b)
+{
+	const kb_res *x = a, *y = b;
+	for (int i = 0; i < KB_RES_MAX; i++)
+		if (x->q[i] != y->q[i])
+			return x->q[i] < y->q[i] ? -1 : 1;
+	return 0;
+}
+
+void kb_job_min_request(const kb_session *ssn, const kb_job *j, kb_res *ret)
+{
+	memset(ret, 0, sizeof(*ret));
+	if (j->has_min_resources) {
+		*ret = j->min_resources;
+		return;
+	}
+	const kb_snapshot *s = ssn->snap;
+	uint32_t n = j->ntasks;
+	if (n == 0)
+		return;
+	kb_res *reqs = malloc(n * sizeof(kb_res));
+	if (!reqs)
+		return;
+	for (uint32_t k = 0; k < n; k++)
+		reqs[k] = s->tasks[s->job_tasks[j->first_task + k]].req;
+	qsort(reqs, n, sizeof(kb_res), cmp_req_cpu);
+	uint32_t m = j->min_member > 0 && (uint32_t)j->min_member < n ? (uint32_t)j->min_member : n;
+	for (uint32_t k = 0; k < m; k++)
+		kb_res_add(ret, &reqs[k]);
+	free(reqs);
+}
+
+static int enqueue_execute(kb_session *ssn, kb_err *err)
+{
+	kb_snapshot *s = ssn->snap;
+	enq_item *items = kb_arena_calloc(&ssn->arena, s->njobs ? s->njobs : 1, sizeof(*items));
+	if (!items)
+		return kb_err_set(err, -ENOMEM, "out of memory");
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < s->njobs; i++) {
+		const kb_job *j = &s->jobs[i];
+		if (j->flavor != KB_PG_NONE && j->phase == KB_PG_PENDING && j->queue >= 0)
+			items[n++] = (enq_item){ssn, i};
+	}
+	qsort(items, n, sizeof(*items), cmp_items);
+
+	/* What the cluster can still hold: total allocatable x factor - used. */
+	double factor = 1.2;
+	for (uint32_t t = 0; t < ssn->conf->ntiers; t++)
+		for (uint32_t p = 0; p < ssn->conf->tiers[t].n; p++)
+			if (strcmp(ssn->conf->tiers[t].plugins[p].name, "gang") == 0)
+				factor = kb_plugin_arg_double(&ssn->conf->tiers[t].plugins[p],
+							      "enqueue.overcommit-factor", factor);
+	kb_res room = {{0}};
+	for (int r = 0; r < KB_RES_MAX; r++)
+		room.q[r] = (int64_t)((double)s->total_allocatable.q[r] * factor);
+	for (uint32_t i = 0; i < s->nnodes; i++)
+		if (s->nodes[i].ready && !s->nodes[i].unschedulable)
+			kb_res_sub(&room, &s->nodes[i].used);
+	/* Inqueue jobs that have not started yet also hold their minimum. */
+	for (uint32_t i = 0; i < s->njobs; i++) {
+		const kb_job *j = &s->jobs[i];
+		if (j->phase == KB_PG_INQUEUE) {
+			kb_res min;
+			kb_job_min_request(ssn, j, &min);
+			kb_res pending_part = min;
+			kb_res_sub(&pending_part, &j->allocated);
+			for (int r = 0; r < KB_RES_MAX; r++)
+				if (pending_part.q[r] > 0)
+					room.q[r] -= pending_part.q[r];
+		}
+	}
+
+	for (uint32_t k = 0; k < n; k++) {
+		kb_job *j = &s->jobs[items[k].job];
+		const char *invalid = kb_job_valid(ssn, j);
+		if (invalid) {
+			j->pending_reason = invalid;
+			continue;
+		}
+		if (!kb_job_enqueueable(ssn, j)) {
+			if (!j->pending_reason)
+				j->pending_reason = "not enqueueable: its queue cannot take it now";
+			continue;
+		}
+		kb_res min;
+		kb_job_min_request(ssn, j, &min);
+		min.q[KB_RES_PODS] = 0;
+		bool fits = true;
+		for (int r = 0; r < KB_RES_MAX; r++)
+			fits &= min.q[r] <= 0 || min.q[r] <= room.q[r];
+		if (!fits) {
+			j->pending_reason = "waiting to be enqueued: the cluster cannot hold its "
+					    "minimum resources now";
+			continue;
+		}
+		kb_res_sub(&room, &min);
+		j->phase = KB_PG_INQUEUE;
+	}
+	return 0;
+}
+
+const kb_action_ops kb_action_enqueue = {
+	.name = "enqueue",
+	.execute = enqueue_execute,
+};

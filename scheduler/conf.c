@@ -1,0 +1,298 @@
+#include "scheduler/conf.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "base/yaml_doc.h"
+#include "scheduler/framework.h"
+
+const char KB_CONF_DEFAULT[] = "actions: \"allocate, backfill\"\n"
+			       "tiers:\n"
+			       "- plugins:\n"
+			       "  - name: priority\n"
+			       "  - name: gang\n"
+			       "- plugins:\n"
+			       "  - name: drf\n"
+			       "  - name: predicates\n"
+			       "  - name: proportion\n"
+			       "  - name: nodeorder\n";
+
+void kb_conf_release(kb_conf *c)
+{
+	kb_arena_release(&c->arena);
+	memset(c, 0, sizeof(*c));
+}
+
+bool kb_conf_has_action(const kb_conf *c, const char *name)
+{
+	for (uint32_t i = 0; i < c->nactions; i++)
+		if (strcmp(c->actions[i]->name, name) == 0)
+			return true;
+	return false;
+}
+
+#define AT(n) src, (n)->line, (n)->col
+
+/* The switches kube-batch and volcano accept, and where each lands. */
+static bool *switch_field(kb_plugin_conf *pc, const char *key)
+{
+	static const struct {
+		const char *name;
+		size_t off;
+	} table[] = {
+		{"enableJobOrder", offsetof(kb_plugin_conf, job_order)},
+		{"enableJobReady", offsetof(kb_plugin_conf, job_ready)},
+		{"enableJobPipelined", offsetof(kb_plugin_conf, job_pipelined)},
+		{"enableTaskOrder", offsetof(kb_plugin_conf, task_order)},
+		{"enablePreemptable", offsetof(kb_plugin_conf, preemptable)},
+		{"enableReclaimable", offsetof(kb_plugin_conf, reclaimable)},
+		{"enableQueueOrder", offsetof(kb_plugin_conf, queue_order)},
+		{"enablePredicate", offsetof(kb_plugin_conf, predicate)},
+		{"enableNodeOrder", offsetof(kb_plugin_conf, node_order)},
+		{"enableJobEnqueued", offsetof(kb_plugin_conf, job_enqueued)},
+		{"enabledOverused", offsetof(kb_plugin_conf, overused)},
+		{"enableOverused", offsetof(kb_plugin_conf, overused)},
+		{"enableJobValid", offsetof(kb_plugin_conf, job_valid)},
+	};
+	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++)
+		if (strcmp(table[i].name, key) == 0)
+			return (bool *)((char *)pc + table[i].off);
+	return NULL;
+}
+
+static int parse_actions(kb_conf *c, const kb_yaml_node *n, const char *src, kb_err *err)
+{
+	const char *text = kb_yaml_str(n);
+	if (!text)
+		return kb_err_set(err, -EINVAL, "%s:%d:%d: actions: expected a string such as "
+						"\"enqueue, allocate, backfill\", got %s",
+				  AT(n), kb_yaml_kind_name(n));
+	size_t len = strlen(text);
+	c->actions = kb_arena_calloc(&c->arena, len / 2 + 1, sizeof(*c->actions));
+	if (!c->actions)
+		return -ENOMEM;
+	const char *p = text;
+	while (*p) {
+		while (*p == ' ' || *p == ',' || *p == '\t')
+			p++;
+		if (!*p)
+			break;
+		const char *start = p;
+		while (*p && *p != ',')
+			p++;
+		const char *end = p;
+		while (end > start && (end[-1] == ' ' || end[-1] == '\t'))
+			end--;
+		char *name = kb_arena_strndup(&c->arena, start, (size_t)(end - start));
+		if (!name)
+			return -ENOMEM;
+		const kb_action_ops *a = kb_action_lookup(name);
+		if (!a)
+			return kb_err_set(err, -EINVAL,
+					  "%s:%d:%d: unknown action \"%s\" (known: enqueue, allocate, "
+					  "backfill, preempt, reclaim)",
+					  AT(n), name);
+		for (uint32_t i = 0; i < c->nactions; i++)
+			if (c->actions[i] == a)
+				return kb_err_set(err, -EINVAL, "%s:%d:%d: action \"%s\" listed twice",
+						  AT(n), name);
+		c->actions[c->nactions++] = a;
+	}
+	return 0;
+}
+
+static int parse_plugin(kb_conf *c, kb_plugin_conf *pc, const kb_yaml_node *n, const char *src,
+			kb_err *err)
+{
+	if (n->kind != KB_YAML_MAP)
+		return kb_err_set(err, -EINVAL, "%s:%d:%d: a plugin must be a mapping with a name, got %s",
+				  AT(n), kb_yaml_kind_name(n));
+	const kb_yaml_node *name = kb_yaml_get(n, "name");
+	if (!kb_yaml_str(name) || !*kb_yaml_str(name))
+		return kb_err_set(err, -EINVAL, "%s:%d:%d: plugin without a name", AT(n));
+	pc->name = kb_yaml_str(name);
+	pc->ops = kb_plugin_lookup(pc->name);
+	if (!pc->ops)
+		return kb_err_set(err, -EINVAL,
+				  "%s:%d:%d: unknown plugin \"%s\" (known: priority, gang, "
+				  "conformance, drf, predicates, proportion, nodeorder, gpu)",
+				  AT(name), pc->name);
+	/* Absent switches mean enabled; resolved here, never left tri-state. */
+	pc->job_order = pc->job_ready = pc->job_pipelined = pc->task_order = pc->preemptable =
+		pc->reclaimable = pc->queue_order = pc->predicate = pc->node_order =
+			pc->job_enqueued = pc->overused = pc->job_valid = true;
+	for (size_t i = 0; i < n->n; i++) {
+		const char *key = n->pairs[i].key->str;
+		const kb_yaml_node *v = n->pairs[i].value;
+		if (strcmp(key, "name") == 0)
+			continue;
+		if (strcmp(key, "arguments") == 0) {
+			if (kb_yaml_is_null(v))
+				continue;
+			if (v->kind != KB_YAML_MAP)
+				return kb_err_set(err, -EINVAL,
+						  "%s:%d:%d: plugin %s: arguments must be a mapping",
+						  AT(v), pc->name);
+			kb_plugin_arg *args = kb_arena_calloc(&c->arena, v->n ? v->n : 1, sizeof(*args));
+			if (!args)
+				return -ENOMEM;
+			for (size_t k = 0; k < v->n; k++) {
+				const kb_yaml_node *av = v->pairs[k].value;
+				if (av->kind != KB_YAML_SCALAR)
+					return kb_err_set(err, -EINVAL,
+							  "%s:%d:%d: plugin %s: argument \"%s\" must "
+							  "be a scalar",
+							  AT(av), pc->name, v->pairs[k].key->str);
+				args[k].key = v->pairs[k].key->str;
+				args[k].value = av->str;
+			}
+			pc->args = args;
+			pc->nargs = (uint32_t)v->n;
+			continue;
+		}
+		bool *sw = switch_field(pc, key);
+		if (!sw)
+			return kb_err_set(err, -EINVAL, "%s:%d:%d: plugin %s: unknown key \"%s\"",
+					  AT(n->pairs[i].key), pc->name, key);
+		if (kb_yaml_bool(v, sw) < 0)
+			return kb_err_set(err, -EINVAL, "%s:%d:%d: plugin %s: %s must be true or false",
+					  AT(v), pc->name, key);
+	}
+	return 0;
+}
+
+static int parse_doc(kb_conf *c, const kb_yaml_node *root, const char *src, kb_err *err)
+{
+	if (root->kind != KB_YAML_MAP)
+		return kb_err_set(err, -EINVAL, "%s:%d:%d: expected a mapping with actions and tiers",
+				  AT(root));
+	const kb_yaml_node *actions = NULL, *tiers = NULL;
+	for (size_t i = 0; i < root->n; i++) {
+		const char *key = root->pairs[i].key->str;
+		if (strcmp(key, "actions") == 0)
+			actions = root->pairs[i].value;
+		else if (strcmp(key, "tiers") == 0)
+			tiers = root->pairs[i].value;
+		else if (strcmp(key, "configurations") == 0)
+			continue; /* volcano's per-action arguments: accepted, unused */
+		else
+			return kb_err_set(err, -EINVAL, "%s:%d:%d: unknown key \"%s\" (expected actions, tiers)",
+					  AT(root->pairs[i].key), key);
+	}
+	if (!actions)
+		return kb_err_set(err, -EINVAL, "%s:%d:%d: missing \"actions\"", AT(root));
+	int r = parse_actions(c, actions, src, err);
+	if (r < 0)
+		return r;
+	if (!tiers || kb_yaml_is_null(tiers))
+		return 0;
+	if (tiers->kind != KB_YAML_SEQ)
+		return kb_err_set(err, -EINVAL, "%s:%d:%d: tiers must be a list", AT(tiers));
+	c->tiers = kb_arena_calloc(&c->arena, tiers->n ? tiers->n : 1, sizeof(kb_tier));
+	if (!c->tiers)
+		return -ENOMEM;
+	for (size_t t = 0; t < tiers->n; t++) {
+		const kb_yaml_node *tn = tiers->items[t];
+		if (tn->kind != KB_YAML_MAP)
+			return kb_err_set(err, -EINVAL, "%s:%d:%d: a tier must be a mapping with plugins",
+					  AT(tn));
+		const kb_yaml_node *plugins = NULL;
+		for (size_t i = 0; i < tn->n; i++) {
+			if (strcmp(tn->pairs[i].key->str, "plugins") == 0)
+				plugins = tn->pairs[i].value;
+			else
+				return kb_err_set(err, -EINVAL, "%s:%d:%d: unknown key \"%s\" in a tier",
+						  AT(tn->pairs[i].key), tn->pairs[i].key->str);
+		}
+		if (!plugins || plugins->kind != KB_YAML_SEQ)
+			return kb_err_set(err, -EINVAL, "%s:%d:%d: a tier needs a list of plugins", AT(tn));
+		kb_tier *tier = &c->tiers[c->ntiers++];
+		tier->plugins = kb_arena_calloc(&c->arena, plugins->n ? plugins->n : 1, sizeof(kb_plugin_conf));
+		if (!tier->plugins)
+			return -ENOMEM;
+		for (size_t p = 0; p < plugins->n; p++) {
+			kb_plugin_conf *pc = &tier->plugins[tier->n];
+			if ((r = parse_plugin(c, pc, plugins->items[p], src, err)) < 0)
+				return r;
+			for (uint32_t tt = 0; tt < c->ntiers; tt++)
+				for (uint32_t pp = 0; pp < c->tiers[tt].n; pp++)
+					if (c->tiers[tt].plugins[pp].ops == pc->ops)
+						return kb_err_set(err, -EINVAL,
+								  "%s:%d:%d: plugin \"%s\" listed twice",
+								  AT(plugins->items[p]), pc->name);
+			tier->n++;
+		}
+	}
+	return 0;
+}
+
+/* Copies what the conf keeps (strings the yaml file owns) into its arena. */
+static int adopt_strings(kb_conf *c)
+{
+	for (uint32_t t = 0; t < c->ntiers; t++) {
+		for (uint32_t p = 0; p < c->tiers[t].n; p++) {
+			kb_plugin_conf *pc = &c->tiers[t].plugins[p];
+			pc->name = pc->ops->name;
+			kb_plugin_arg *args = (kb_plugin_arg *)pc->args;
+			for (uint32_t i = 0; i < pc->nargs; i++) {
+				args[i].key = kb_arena_strdup(&c->arena, args[i].key);
+				args[i].value = kb_arena_strdup(&c->arena, args[i].value);
+				if (!args[i].key || !args[i].value)
+					return -ENOMEM;
+			}
+		}
+	}
+	return 0;
+}
+
+static int load(kb_yaml_file *f, const char *name, kb_conf *ret, kb_err *err)
+{
+	memset(ret, 0, sizeof(*ret));
+	kb_arena_init(&ret->arena);
+	ret->source = kb_arena_strdup(&ret->arena, name);
+	int r;
+	if (f->ndocs != 1) {
+		r = kb_err_set(err, -EINVAL, "%s: expected exactly one YAML document, found %zu", name,
+			       f->ndocs);
+		goto out;
+	}
+	r = parse_doc(ret, f->docs[0], name, err);
+	if (r == 0)
+		r = adopt_strings(ret);
+	if (r == -ENOMEM)
+		kb_err_set(err, r, "%s: out of memory", name);
+out:
+	kb_yaml_file_release(f);
+	if (r < 0)
+		kb_conf_release(ret);
+	return r;
+}
+
+int kb_conf_load_buffer(const char *buf, size_t len, const char *name, kb_conf *ret, kb_err *err)
+{
+	kb_yaml_file f;
+	int r = kb_yaml_load_buffer(buf, len, name, &f, err);
+	if (r < 0) {
+		memset(ret, 0, sizeof(*ret));
+		return r;
+	}
+	return load(&f, name, ret, err);
+}
+
+int kb_conf_load_file(const char *path, kb_conf *ret, kb_err *err)
+{
+	kb_yaml_file f;
+	int r = kb_yaml_load_file(path, &f, err);
+	if (r < 0) {
+		memset(ret, 0, sizeof(*ret));
+		return r;
+	}
+	return load(&f, path, ret, err);
+}
+
+int kb_conf_load_default(kb_conf *ret, kb_err *err)
+{
+	int r = kb_conf_load_buffer(KB_CONF_DEFAULT, sizeof(KB_CONF_DEFAULT) - 1,
+				    "<built-in default>", ret, err);
+	return r;
+}

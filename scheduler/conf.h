@@ -1,0 +1,96 @@
+/* conf.h - the scheduler configuration, in kube-batch's format.
+ *
+ *   actions: "enqueue, allocate, backfill"
+ *   tiers:
+ *   - plugins:
+ *     - name: priority
+ *     - name: gang
+ *       enableJobReady: true
+ *     - name: nodeorder
+ *       arguments:
+ *         leastrequested.weight: 2
+ *
+ * Per-plugin switches are resolved to plain booleans when the file loads
+ * (absent = enabled), never left tri-state. Recognised switches:
+ * enableJobOrder, enableJobReady, enableJobPipelined, enableTaskOrder,
+ * enablePreemptable, enableReclaimable, enableQueueOrder, enablePredicate,
+ * enableNodeOrder (kube-batch), enableJobEnqueued and enabledOverused
+ * (volcano), enableJobValid (ours). `arguments` is a map of scalars kept as
+ * strings. An unknown action, plugin, switch or key is an error naming the
+ * file, line and column.
+ *
+ * Ownership: everything lives in conf->arena; kb_conf_release() frees it.
+ */
+#ifndef KB_SCHEDULER_CONF_H
+#define KB_SCHEDULER_CONF_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/arena.h"
+#include "base/error.h"
+
+struct kb_plugin_ops;
+struct kb_session;
+
+typedef struct kb_action_ops {
+	const char *name;
+	/* Runs the action over the session. Returns 0 or -errno (with err). */
+	int (*execute)(struct kb_session *ssn, kb_err *err);
+} kb_action_ops;
+
+typedef struct kb_plugin_arg {
+	const char *key;
+	const char *value;
+} kb_plugin_arg;
+
+typedef struct kb_plugin_conf {
+	const char *name;
+	const struct kb_plugin_ops *ops;
+	bool job_order, job_ready, job_pipelined, task_order, preemptable, reclaimable,
+		queue_order, predicate, node_order, job_enqueued, overused, job_valid;
+	const kb_plugin_arg *args;
+	uint32_t nargs;
+} kb_plugin_conf;
+
+typedef struct kb_tier {
+	kb_plugin_conf *plugins;
+	uint32_t n;
+} kb_tier;
+
+typedef struct kb_conf {
+	kb_arena arena;
+	const char *source; /* file name, or "<built-in default>" */
+	const kb_action_ops **actions;
+	uint32_t nactions;
+	kb_tier *tiers;
+	uint32_t ntiers;
+} kb_conf;
+
+/* kube-batch's built-in default, used when no file is given:
+ *   actions: "allocate, backfill"
+ *   tiers: [priority, gang], [drf, predicates, proportion, nodeorder]
+ * kube-batchd adds "enqueue" before allocate and the "conformance" and
+ * "gpu" plugins; see KB_CONF_DEFAULT in conf.c. */
+extern const char KB_CONF_DEFAULT[];
+
+/* Loads a configuration file. Returns 0, or -errno with err =
+ * "file:line:col: what is wrong" (-ENOENT, -EINVAL). *ret is released on
+ * failure. */
+int kb_conf_load_file(const char *path, kb_conf *ret, kb_err *err);
+
+/* Loads from a buffer (name is used in messages). */
+int kb_conf_load_buffer(const char *buf, size_t len, const char *name, kb_conf *ret, kb_err *err);
+
+/* Loads KB_CONF_DEFAULT. */
+int kb_conf_load_default(kb_conf *ret, kb_err *err);
+
+void kb_conf_release(kb_conf *c);
+
+/* True when the named action is configured. */
+bool kb_conf_has_action(const kb_conf *c, const char *name);
+
+/* The registry of built-in actions, by name; NULL when unknown. */
+const kb_action_ops *kb_action_lookup(const char *name);
+
+#endif

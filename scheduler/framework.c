@@ -1,0 +1,341 @@
+#include "scheduler/framework.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- session lifecycle ----------------------------------------------------------- */
+
+/* Whether plugin configuration pc enables hook h for a plugin with ops. */
+static bool hook_enabled(const kb_plugin_conf *pc, const kb_plugin_ops *ops, enum kb_hook h)
+{
+	switch (h) {
+	case KB_HOOK_JOB_ORDER:
+		return ops->job_order && pc->job_order;
+	case KB_HOOK_QUEUE_ORDER:
+		return ops->queue_order && pc->queue_order;
+	case KB_HOOK_TASK_ORDER:
+		return ops->task_order && pc->task_order;
+	case KB_HOOK_JOB_VALID:
+		return ops->job_valid && pc->job_valid;
+	case KB_HOOK_JOB_READY:
+		return ops->job_ready && pc->job_ready;
+	case KB_HOOK_JOB_PIPELINED:
+		return ops->job_pipelined && pc->job_pipelined;
+	case KB_HOOK_JOB_ENQUEUEABLE:
+		return ops->job_enqueueable && pc->job_enqueued;
+	case KB_HOOK_PREDICATE:
+		return ops->predicate && pc->predicate;
+	case KB_HOOK_NODE_ORDER:
+		return ops->node_order && pc->node_order;
+	case KB_HOOK_PREEMPTABLE:
+		return ops->preemptable && pc->preemptable;
+	case KB_HOOK_RECLAIMABLE:
+		return ops->reclaimable && pc->reclaimable;
+	case KB_HOOK_OVERUSED:
+		return ops->overused && pc->overused;
+	case KB_HOOK_EVENTS:
+		return ops->on_allocate || ops->on_deallocate;
+	case KB_HOOK_COUNT:
+		break;
+	}
+	return false;
+}
+
+int kb_session_open(kb_session *ssn, kb_snapshot *snap, const kb_conf *conf,
+		    const kb_effects *effects, void *effects_ctx, int64_t now_ms, kb_err *err)
+{
+	memset(ssn, 0, sizeof(*ssn));
+	kb_arena_init(&ssn->arena);
+	ssn->arena.chunk_size = 256u * 1024u;
+	ssn->snap = snap;
+	ssn->conf = conf;
+	ssn->effects = effects;
+	ssn->effects_ctx = effects_ctx;
+	ssn->now_ms = now_ms;
+	ssn->enqueue_configured = kb_conf_has_action(conf, "enqueue");
+
+	uint32_t total = 0;
+	for (uint32_t t = 0; t < conf->ntiers; t++)
+		total += conf->tiers[t].n;
+	ssn->plugins = kb_arena_calloc(&ssn->arena, total ? total : 1, sizeof(kb_hook_entry));
+	for (int h = 0; h < KB_HOOK_COUNT; h++)
+		ssn->hooks[h].v = kb_arena_calloc(&ssn->arena, total ? total : 1, sizeof(kb_hook_entry));
+	if (!ssn->plugins || !ssn->hooks[KB_HOOK_COUNT - 1].v) {
+		kb_arena_release(&ssn->arena);
+		return kb_err_set(err, -ENOMEM, "opening the session: out of memory");
+	}
+	/* Plugins open in tier order (never map order); each hook list keeps it. */
+	for (uint32_t t = 0; t < conf->ntiers; t++) {
+		for (uint32_t p = 0; p < conf->tiers[t].n; p++) {
+			const kb_plugin_conf *pc = &conf->tiers[t].plugins[p];
+			const kb_plugin_ops *ops = pc->ops;
+			void *state = NULL;
+			if (ops->open) {
+				int r = ops->open(ssn, pc, &state, err);
+				if (r < 0) {
+					kb_err_prefix(err, "plugin %s", ops->name);
+					ssn->conf = conf;
+					/* Close what was opened, then give up. */
+					for (uint32_t k = ssn->nplugins; k-- > 0;)
+						if (ssn->plugins[k].ops->close)
+							ssn->plugins[k].ops->close(ssn, ssn->plugins[k].state);
+					kb_arena_release(&ssn->arena);
+					return r;
+				}
+			}
+			kb_hook_entry e = {.ops = ops, .state = state, .tier = t};
+			ssn->plugins[ssn->nplugins++] = e;
+			for (int h = 0; h < KB_HOOK_COUNT; h++)
+				if (hook_enabled(pc, ops, (enum kb_hook)h))
+					ssn->hooks[h].v[ssn->hooks[h].n++] = e;
+		}
+	}
+	return 0;
+}
+
+int kb_session_run_actions(kb_session *ssn, kb_err *err)
+{
+	for (uint32_t i = 0; i < ssn->conf->nactions; i++) {
+		const kb_action_ops *a = ssn->conf->actions[i];
+		int r = a->execute(ssn, err);
+		if (r < 0)
+			return kb_err_prefix(err, "action %s", a->name);
+	}
+	return 0;
+}
+
+static void note_effect(kb_session *ssn, int r, const char *what, const char *key)
+{
+	if (r >= 0)
+		return;
+	if (ssn->effect_errors++ == 0)
+		kb_err_set(&ssn->first_effect_err, r, "%s \"%s\" failed (errno %d)", what, key, -r);
+}
+
+int kb_session_close(kb_session *ssn)
+{
+	const kb_snapshot *s = ssn->snap;
+	const kb_effects *fx = ssn->effects;
+	if (fx && fx->job_status)
+		for (uint32_t i = 0; i < s->njobs; i++)
+			note_effect(ssn, fx->job_status(ssn->effects_ctx, ssn, &s->jobs[i]), "job status",
+				    s->jobs[i].key);
+	if (fx && fx->task_pending) {
+		for (uint32_t i = 0; i < s->ntasks; i++) {
+			const kb_task *t = &s->tasks[i];
+			if (t->foreign || t->status != KB_TASK_PENDING)
+				continue;
+			const kb_job *j = &s->jobs[t->job];
+			const char *why = j->invalid ? j->invalid : j->pending_reason;
+			note_effect(ssn, fx->task_pending(ssn->effects_ctx, ssn, t, why), "pending report",
+				    t->key);
+		}
+	}
+	for (uint32_t k = ssn->nplugins; k-- > 0;)
+		if (ssn->plugins[k].ops->close)
+			ssn->plugins[k].ops->close(ssn, ssn->plugins[k].state);
+	int r = ssn->effect_errors ? ssn->first_effect_err.code : 0;
+	kb_arena_release(&ssn->arena);
+	return r;
+}
+
+/* ---- dispatch -------------------------------------------------------------------- */
+
+#define FOR_HOOK(ssn, h, e)                                                                        \
+	for (const kb_hook_entry *e = (ssn)->hooks[h].v, *e##_end_ = e + (ssn)->hooks[h].n;        \
+	     e < e##_end_; e++)
+
+bool kb_job_less(const kb_session *ssn, const kb_job *l, const kb_job *r)
+{
+	FOR_HOOK(ssn, KB_HOOK_JOB_ORDER, e)
+	{
+		int c = e->ops->job_order(e->state, ssn, l, r);
+		if (c)
+			return c < 0;
+	}
+	if (l->creation_ms != r->creation_ms)
+		return l->creation_ms < r->creation_ms;
+	return strcmp(l->uid, r->uid) < 0;
+}
+
+bool kb_queue_less(const kb_session *ssn, const kb_queue *l, const kb_queue *r)
+{
+	FOR_HOOK(ssn, KB_HOOK_QUEUE_ORDER, e)
+	{
+		int c = e->ops->queue_order(e->state, ssn, l, r);
+		if (c)
+			return c < 0;
+	}
+	if (l->creation_ms != r->creation_ms)
+		return l->creation_ms < r->creation_ms;
+	return strcmp(l->name, r->name) < 0;
+}
+
+bool kb_task_less(const kb_session *ssn, const kb_task *l, const kb_task *r)
+{
+	FOR_HOOK(ssn, KB_HOOK_TASK_ORDER, e)
+	{
+		int c = e->ops->task_order(e->state, ssn, l, r);
+		if (c)
+			return c < 0;
+	}
+	if (l->creation_ms != r->creation_ms)
+		return l->creation_ms < r->creation_ms;
+	return strcmp(l->uid, r->uid) < 0;
+}
+
+const char *kb_job_valid(const kb_session *ssn, const kb_job *job)
+{
+	if (job->invalid)
+		return job->invalid;
+	FOR_HOOK(ssn, KB_HOOK_JOB_VALID, e)
+	{
+		const char *why = NULL;
+		if (e->ops->job_valid(e->state, ssn, job, &why) == KB_REJECT)
+			return why ? why : e->ops->name;
+	}
+	return NULL;
+}
+
+bool kb_job_ready(const kb_session *ssn, const kb_job *job)
+{
+	FOR_HOOK(ssn, KB_HOOK_JOB_READY, e)
+	if (e->ops->job_ready(e->state, ssn, job) == KB_REJECT)
+		return false;
+	return true;
+}
+
+bool kb_job_pipelined(const kb_session *ssn, const kb_job *job)
+{
+	FOR_HOOK(ssn, KB_HOOK_JOB_PIPELINED, e)
+	if (e->ops->job_pipelined(e->state, ssn, job) == KB_REJECT)
+		return false;
+	return true;
+}
+
+bool kb_job_enqueueable(const kb_session *ssn, const kb_job *job)
+{
+	const kb_hook_list *hl = &ssn->hooks[KB_HOOK_JOB_ENQUEUEABLE];
+	uint32_t i = 0;
+	while (i < hl->n) {
+		uint32_t tier = hl->v[i].tier;
+		bool permit = false;
+		for (; i < hl->n && hl->v[i].tier == tier; i++) {
+			kb_vote v = hl->v[i].ops->job_enqueueable(hl->v[i].state, ssn, job);
+			if (v == KB_REJECT)
+				return false;
+			permit |= v == KB_PERMIT;
+		}
+		if (permit)
+			return true;
+	}
+	return true;
+}
+
+bool kb_queue_overused(const kb_session *ssn, const kb_queue *queue)
+{
+	FOR_HOOK(ssn, KB_HOOK_OVERUSED, e)
+	if (e->ops->overused(e->state, ssn, queue) == KB_PERMIT)
+		return true;
+	return false;
+}
+
+int kb_predicate(const kb_session *ssn, const kb_task *task, const kb_node *node,
+		 const char **ret_reason)
+{
+	FOR_HOOK(ssn, KB_HOOK_PREDICATE, e)
+	{
+		const char *why = NULL;
+		if (e->ops->predicate(e->state, ssn, task, node, &why) != KB_FIT_OK) {
+			if (ret_reason)
+				*ret_reason = why ? why : e->ops->name;
+			return KB_FIT_FAIL;
+		}
+	}
+	return KB_FIT_OK;
+}
+
+double kb_node_score(const kb_session *ssn, const kb_task *task, const kb_node *node)
+{
+	double score = 0;
+	FOR_HOOK(ssn, KB_HOOK_NODE_ORDER, e)
+	score += e->ops->node_order(e->state, ssn, task, node);
+	return score;
+}
+
+typedef kb_vote (*victim_fn)(void *st, const kb_session *ssn, const kb_task *t,
+			     const uint32_t *cands, uint32_t n, bool *allow);
+
+static uint32_t select_victims(const kb_session *ssn, enum kb_hook h, const kb_task *t,
+			       const uint32_t *cands, uint32_t n, uint32_t *ret_victims)
+{
+	const kb_hook_list *hl = &ssn->hooks[h];
+	if (n == 0)
+		return 0;
+	bool *acc = calloc(n, sizeof(bool));
+	bool *mine = calloc(n, sizeof(bool));
+	uint32_t nv = 0;
+	if (!acc || !mine)
+		goto out;
+	uint32_t i = 0;
+	while (i < hl->n) {
+		uint32_t tier = hl->v[i].tier;
+		bool decided = false;
+		for (uint32_t k = 0; k < n; k++)
+			acc[k] = true;
+		for (; i < hl->n && hl->v[i].tier == tier; i++) {
+			victim_fn fn = h == KB_HOOK_PREEMPTABLE ? hl->v[i].ops->preemptable
+								: hl->v[i].ops->reclaimable;
+			for (uint32_t k = 0; k < n; k++)
+				mine[k] = true;
+			if (fn(hl->v[i].state, ssn, t, cands, n, mine) == KB_ABSTAIN)
+				continue;
+			decided = true;
+			for (uint32_t k = 0; k < n; k++)
+				acc[k] &= mine[k];
+		}
+		if (decided) {
+			for (uint32_t k = 0; k < n; k++)
+				if (acc[k])
+					ret_victims[nv++] = cands[k];
+			goto out;
+		}
+	}
+out:
+	free(acc);
+	free(mine);
+	return nv;
+}
+
+uint32_t kb_preemptable(const kb_session *ssn, const kb_task *preemptor, const uint32_t *cands,
+			uint32_t n, uint32_t *ret_victims)
+{
+	return select_victims(ssn, KB_HOOK_PREEMPTABLE, preemptor, cands, n, ret_victims);
+}
+
+uint32_t kb_reclaimable(const kb_session *ssn, const kb_task *reclaimer, const uint32_t *cands,
+			uint32_t n, uint32_t *ret_victims)
+{
+	return select_victims(ssn, KB_HOOK_RECLAIMABLE, reclaimer, cands, n, ret_victims);
+}
+
+/* ---- plugin arguments ------------------------------------------------------------ */
+
+const char *kb_plugin_arg_str(const kb_plugin_conf *pc, const char *key, const char *def)
+{
+	for (uint32_t i = 0; pc && i < pc->nargs; i++)
+		if (strcmp(pc->args[i].key, key) == 0)
+			return pc->args[i].value;
+	return def;
+}
+
+double kb_plugin_arg_double(const kb_plugin_conf *pc, const char *key, double def)
+{
+	const char *v = kb_plugin_arg_str(pc, key, NULL);
+	if (!v || !*v)
+		return def;
+	char *end;
+	double d = strtod(v, &end);
+	return *end ? def : d;
+}

@@ -1,0 +1,221 @@
+/* framework.h - the session, the plugin callback table and tier dispatch.
+ *
+ * A session is one scheduling cycle over a snapshot of the cluster. It is
+ * opened from a snapshot and a configuration, runs the configured actions in
+ * order, and is closed, at which point job statuses and pending reasons are
+ * handed to the side-effect table (kb_effects). Everything that lives for one
+ * session comes from ssn->arena and is freed in one call at close.
+ *
+ * A plugin is a constant table of callbacks (kb_plugin_ops); NULL means "no
+ * opinion here". At open, the framework builds, in tier order, one array per
+ * hook of the callbacks of enabled plugins, so dispatch is a tight loop.
+ *
+ * Tier semantics (kube-batch's, exactly):
+ *  - job/queue/task order: the first non-zero answer in tier order wins; then
+ *    creation time (older first), then UID/name.
+ *  - job valid: the first plugin that rejects decides (with its reason).
+ *  - job ready / job pipelined: AND over every enabled plugin.
+ *  - job enqueueable: within a tier, any REJECT refuses; a tier with a PERMIT
+ *    and no REJECT admits; a tier that only abstains passes to the next; the
+ *    end of the tiers admits.
+ *  - predicate: every plugin must pass; the first failure is reported.
+ *  - node order: scores are summed (weights are applied inside plugins).
+ *  - preemptable / reclaimable: inside a tier, the victim sets of the plugins
+ *    that gave an opinion are intersected; the first tier where any plugin
+ *    gave an opinion decides; no opinion anywhere means no victims.
+ *  - overused: OR.
+ *
+ * Abstaining is an explicit value (KB_ABSTAIN), never inferred from an empty
+ * result (kube-batch's nil-versus-empty trap).
+ */
+#ifndef KB_SCHEDULER_FRAMEWORK_H
+#define KB_SCHEDULER_FRAMEWORK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "api/types.h"
+#include "base/arena.h"
+#include "base/error.h"
+#include "scheduler/conf.h"
+#include "api/snapshot.h"
+
+typedef enum kb_vote {
+	KB_REJECT = -1,
+	KB_ABSTAIN = 0,
+	KB_PERMIT = 1,
+} kb_vote;
+
+typedef struct kb_session kb_session;
+
+/* Side effects of a session: the API writers in cluster mode, the in-memory
+ * applier in simulation, a recorder in tests. Each returns 0 or -errno; the
+ * session logs nothing itself and passes failures back to the caller of
+ * kb_session_close(). ctx is the table owner's. Any member may be NULL. */
+typedef struct kb_effects {
+	/* A task of a job that is ready: bind it to node. */
+	int (*bind)(void *ctx, const kb_session *ssn, const kb_task *task, const kb_node *node);
+	/* Evict a running task (preempt/reclaim). reason names the preemptor. */
+	int (*evict)(void *ctx, const kb_session *ssn, const kb_task *task, const char *reason);
+	/* At close, for every job: its status as this session leaves it.
+	 * The writer compares with what it last wrote and writes only changes. */
+	int (*job_status)(void *ctx, const kb_session *ssn, const kb_job *job);
+	/* At close, for every task still pending: why. */
+	int (*task_pending)(void *ctx, const kb_session *ssn, const kb_task *task,
+			    const char *reason);
+} kb_effects;
+
+/* ---- plugins --------------------------------------------------------------------- */
+
+/* Predicate results: 0 passes; KB_FIT_* fail. A failure also sets *ret_reason
+ * to a short static or session-arena string in kube-scheduler's words, e.g.
+ * "Insufficient cpu", "node(s) didn't match Pod's node affinity/selector". */
+enum { KB_FIT_OK = 0, KB_FIT_FAIL = 1 };
+
+typedef struct kb_plugin_ops {
+	const char *name;
+	/* Called at session open in tier order. May allocate private state from
+	 * ssn->arena and return it in *ret_state. Returns 0 or -errno (with err). */
+	int (*open)(kb_session *ssn, const kb_plugin_conf *conf, void **ret_state, kb_err *err);
+	/* Called at session close in tier order. */
+	void (*close)(kb_session *ssn, void *state);
+
+	/* Orders: <0 when l goes first, >0 when r goes first, 0 for no opinion. */
+	int (*job_order)(void *st, const kb_session *ssn, const kb_job *l, const kb_job *r);
+	int (*queue_order)(void *st, const kb_session *ssn, const kb_queue *l, const kb_queue *r);
+	int (*task_order)(void *st, const kb_session *ssn, const kb_task *l, const kb_task *r);
+
+	/* REJECT with *ret_reason when the job must not be scheduled at all. */
+	kb_vote (*job_valid)(void *st, const kb_session *ssn, const kb_job *job,
+			     const char **ret_reason);
+	/* REJECT when the job is not ready / not pipelined. */
+	kb_vote (*job_ready)(void *st, const kb_session *ssn, const kb_job *job);
+	kb_vote (*job_pipelined)(void *st, const kb_session *ssn, const kb_job *job);
+	kb_vote (*job_enqueueable)(void *st, const kb_session *ssn, const kb_job *job);
+
+	/* KB_FIT_OK, or KB_FIT_FAIL with *ret_reason. Must not change anything. */
+	int (*predicate)(void *st, const kb_session *ssn, const kb_task *task, const kb_node *node,
+			 const char **ret_reason);
+	/* A score for placing task on node; higher is better. */
+	double (*node_order)(void *st, const kb_session *ssn, const kb_task *task,
+			     const kb_node *node);
+
+	/* Victim selection. cands[0..n) are task indices; the plugin sets
+	 * allow[i] = false for each candidate it protects (allow[] arrives all
+	 * true for this plugin). Returns KB_ABSTAIN for no opinion (allow[] is
+	 * then ignored), KB_PERMIT otherwise. */
+	kb_vote (*preemptable)(void *st, const kb_session *ssn, const kb_task *preemptor,
+			       const uint32_t *cands, uint32_t n, bool *allow);
+	kb_vote (*reclaimable)(void *st, const kb_session *ssn, const kb_task *reclaimer,
+			       const uint32_t *cands, uint32_t n, bool *allow);
+
+	/* PERMIT when the queue has used its share. */
+	kb_vote (*overused)(void *st, const kb_session *ssn, const kb_queue *queue);
+
+	/* Event handlers: called after a task is (tentatively) allocated or
+	 * pipelined onto a node, and after such a placement is undone or the
+	 * task is evicted. They keep plugin state (shares, devices) current. */
+	void (*on_allocate)(void *st, kb_session *ssn, kb_task *task);
+	void (*on_deallocate)(void *st, kb_session *ssn, kb_task *task);
+} kb_plugin_ops;
+
+/* The registry of built-in plugins, by name. NULL when unknown. */
+const kb_plugin_ops *kb_plugin_lookup(const char *name);
+
+/* ---- the session ----------------------------------------------------------------- */
+
+enum kb_hook {
+	KB_HOOK_JOB_ORDER,
+	KB_HOOK_QUEUE_ORDER,
+	KB_HOOK_TASK_ORDER,
+	KB_HOOK_JOB_VALID,
+	KB_HOOK_JOB_READY,
+	KB_HOOK_JOB_PIPELINED,
+	KB_HOOK_JOB_ENQUEUEABLE,
+	KB_HOOK_PREDICATE,
+	KB_HOOK_NODE_ORDER,
+	KB_HOOK_PREEMPTABLE,
+	KB_HOOK_RECLAIMABLE,
+	KB_HOOK_OVERUSED,
+	KB_HOOK_EVENTS,
+	KB_HOOK_COUNT
+};
+
+typedef struct kb_hook_entry {
+	const kb_plugin_ops *ops;
+	void *state;
+	uint32_t tier;
+} kb_hook_entry;
+
+typedef struct kb_hook_list {
+	kb_hook_entry *v;
+	uint32_t n;
+} kb_hook_list;
+
+struct kb_session {
+	kb_arena arena;     /* everything session-scoped */
+	kb_snapshot *snap;  /* owned by the session's caller, mutated tentatively */
+	const kb_conf *conf;
+	const kb_effects *effects;
+	void *effects_ctx;
+	int64_t now_ms;
+	bool enqueue_configured; /* allocate only takes Inqueue jobs when true */
+	uint32_t nplugins;
+	kb_hook_entry *plugins;  /* every plugin instance, tier order */
+	kb_hook_list hooks[KB_HOOK_COUNT];
+	int effect_errors;       /* count of failed effects this session */
+	kb_err first_effect_err;
+	/* Counters for logs and benchmarks. */
+	uint32_t binds, evictions;
+};
+
+/* Opens a session over snap. The session does not own snap (the caller keeps
+ * it alive until close) but mutates it. Opens every plugin in tier order.
+ * Returns 0, or -errno with err naming the plugin that failed (the session is
+ * then closed and must not be used). Cost: O(plugins) plus the plugins' own
+ * open costs (proportion: O(queues + jobs)). */
+int kb_session_open(kb_session *ssn, kb_snapshot *snap, const kb_conf *conf,
+		    const kb_effects *effects, void *effects_ctx, int64_t now_ms, kb_err *err);
+
+/* Runs the configured actions in order. Returns 0 or the first -errno. */
+int kb_session_run_actions(kb_session *ssn, kb_err *err);
+
+/* Reports job statuses and pending reasons through the effects, closes the
+ * plugins and frees the arena. Returns 0, or the first failing effect's
+ * -errno (every effect is still attempted). */
+int kb_session_close(kb_session *ssn);
+
+/* ---- dispatch (tier semantics above) --------------------------------------------- */
+
+/* Comparators for sorting: true when l goes before r. */
+bool kb_job_less(const kb_session *ssn, const kb_job *l, const kb_job *r);
+bool kb_queue_less(const kb_session *ssn, const kb_queue *l, const kb_queue *r);
+bool kb_task_less(const kb_session *ssn, const kb_task *l, const kb_task *r);
+
+/* NULL when valid; else the reason (static or arena). */
+const char *kb_job_valid(const kb_session *ssn, const kb_job *job);
+bool kb_job_ready(const kb_session *ssn, const kb_job *job);
+bool kb_job_pipelined(const kb_session *ssn, const kb_job *job);
+bool kb_job_enqueueable(const kb_session *ssn, const kb_job *job);
+bool kb_queue_overused(const kb_session *ssn, const kb_queue *queue);
+
+/* KB_FIT_OK, or KB_FIT_FAIL with the first failing plugin's reason. */
+int kb_predicate(const kb_session *ssn, const kb_task *task, const kb_node *node,
+		 const char **ret_reason);
+double kb_node_score(const kb_session *ssn, const kb_task *task, const kb_node *node);
+
+/* Victims among cands[0..n): writes the chosen ones (a subset, in input
+ * order) to ret_victims (n slots) and returns their count. */
+uint32_t kb_preemptable(const kb_session *ssn, const kb_task *preemptor, const uint32_t *cands,
+			uint32_t n, uint32_t *ret_victims);
+uint32_t kb_reclaimable(const kb_session *ssn, const kb_task *reclaimer, const uint32_t *cands,
+			uint32_t n, uint32_t *ret_victims);
+
+/* ---- plugin argument helpers ----------------------------------------------------- */
+
+/* The value of an argument, or def when absent or not a number. */
+double kb_plugin_arg_double(const kb_plugin_conf *pc, const char *key, double def);
+/* The value of an argument as a string, or def. */
+const char *kb_plugin_arg_str(const kb_plugin_conf *pc, const char *key, const char *def);
+
+#endif

@@ -1,0 +1,44 @@
+#include "scheduler/jobstatus.h"
+
+#include <string.h>
+
+const char *kb_pg_phase_name(kb_pg_phase p)
+{
+	switch (p) {
+	case KB_PG_PENDING:
+		return "Pending";
+	case KB_PG_INQUEUE:
+		return "Inqueue";
+	case KB_PG_RUNNING:
+		return "Running";
+	case KB_PG_UNKNOWN:
+		return "Unknown";
+	case KB_PG_COMPLETED:
+		return "Completed";
+	}
+	return "Unknown";
+}
+
+void kb_job_status_of(const kb_session *ssn, const kb_job *j, kb_job_status *ret)
+{
+	memset(ret, 0, sizeof(*ret));
+	const int32_t *n = j->nstatus;
+	ret->running = n[KB_TASK_ALLOCATED] + n[KB_TASK_BINDING] + n[KB_TASK_BOUND] + n[KB_TASK_RUNNING];
+	ret->succeeded = n[KB_TASK_SUCCEEDED];
+	ret->failed = n[KB_TASK_FAILED];
+	ret->pending = n[KB_TASK_PENDING] + n[KB_TASK_PIPELINED];
+	ret->scheduled = ret->running + ret->succeeded + ret->failed;
+	bool finished = j->ntasks > 0 && ret->succeeded + ret->failed == (int32_t)j->ntasks;
+	if (finished && ret->succeeded >= j->min_member)
+		ret->phase = KB_PG_COMPLETED;
+	else if (ret->running + ret->succeeded >= j->min_member && j->ntasks > 0)
+		ret->phase = KB_PG_RUNNING;
+	else if (j->phase == KB_PG_INQUEUE || j->phase == KB_PG_RUNNING)
+		ret->phase = ssn->enqueue_configured ? KB_PG_INQUEUE : KB_PG_PENDING;
+	else
+		ret->phase = KB_PG_PENDING;
+	if (ret->phase != KB_PG_RUNNING && ret->phase != KB_PG_COMPLETED)
+		ret->unschedulable = j->invalid ? j->invalid : j->pending_reason;
+	else if (ret->pending > 0)
+		ret->unschedulable = NULL;
+}

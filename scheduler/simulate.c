@@ -1,0 +1,603 @@
+#include "scheduler/simulate.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/quantity.h"
+#include "base/yaml_doc.h"
+#include "scheduler/framework.h"
+#include "scheduler/jobstatus.h"
+
+/* ---- loading --------------------------------------------------------------------- */
+
+int kb_manifests_load(kb_cluster *c, const char *path, kb_object_vec *later, kb_err *err)
+{
+	kb_yaml_file f;
+	int r = kb_yaml_load_file(path, &f, err);
+	if (r < 0)
+		return r;
+	for (size_t d = 0; d < f.ndocs; d++) {
+		kb_object *o = NULL;
+		r = kb_object_decode(f.docs[d], path, &c->resnames, &o, err);
+		if (r < 0)
+			break;
+		if (o->kind == KB_KIND_POD && o->u.pod.sim_arrival_ms > 0) {
+			if ((r = KB_VEC_PUSH(later, o)) < 0) {
+				kb_object_free(o);
+				kb_err_set(err, r, "%s: out of memory", path);
+				break;
+			}
+			continue;
+		}
+		if ((r = kb_cluster_apply(c, o, 0)) < 0) {
+			kb_err_set(err, r, "%s: out of memory", path);
+			break;
+		}
+	}
+	kb_yaml_file_release(&f);
+	return r;
+}
+
+/* ---- what the simulation records -------------------------------------------------- */
+
+typedef struct sim_binding {
+	char *pod, *node;
+	int64_t time_ms;
+	bool has_gpus;
+	uint32_t gpu_mask;
+} sim_binding;
+
+typedef struct sim_eviction {
+	char *pod, *node, *reason;
+	int64_t time_ms;
+} sim_eviction;
+
+typedef struct sim_completion {
+	int64_t end_ms;
+	int64_t started_ms;
+	char *pod;
+} sim_completion;
+
+typedef struct sim_pending {
+	char *pod, *reason;
+} sim_pending;
+
+typedef struct sim_group {
+	char *name, *reason;
+	kb_pg_phase phase;
+	int32_t min_member, scheduled;
+} sim_group;
+
+typedef struct sim_queue {
+	const char *name; /* borrowed from the cluster's objects or definitions */
+	char *name_copy;
+	int32_t weight;
+	kb_res deserved, allocated;
+} sim_queue;
+
+typedef struct sim_state {
+	kb_cluster cluster;
+	const kb_sim_options *opt;
+	int64_t now_ms;
+	KB_VEC(sim_binding) bindings;
+	KB_VEC(sim_eviction) evictions;
+	KB_VEC(sim_completion) completions;
+	/* Decisions of the session under way, applied after it closes. */
+	KB_VEC(sim_binding) new_binds;
+	KB_VEC(sim_eviction) new_evicts;
+	/* What the last session reported: pending reasons, PodGroup statuses, queues. */
+	KB_VEC(sim_pending) pending;
+	KB_VEC(sim_group) groups;
+	KB_VEC(sim_queue) queues;
+	kb_resnames resnames;
+	bool changed; /* the session changed something worth another session */
+	int oom;
+} sim_state;
+
+static char *xstrdup(sim_state *sim, const char *s)
+{
+	char *d = strdup(s ? s : "");
+	if (!d)
+		sim->oom = 1;
+	return d;
+}
+
+static int fx_bind(void *ctx, const kb_session *ssn, const kb_task *t, const kb_node *n)
+{
+	sim_state *sim = ctx;
+	int gpu = ssn->snap->gpu_res;
+	sim_binding b = {
+		.pod = xstrdup(sim, t->key),
+		.node = xstrdup(sim, n->name),
+		.time_ms = sim->now_ms,
+		.has_gpus = gpu >= 0 && t->req.q[gpu] > 0,
+		.gpu_mask = t->gpu_mask,
+	};
+	if (sim->oom || KB_VEC_PUSH(&sim->new_binds, b) < 0) {
+		free(b.pod);
+		free(b.node);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static int fx_evict(void *ctx, const kb_session *ssn, const kb_task *t, const char *reason)
+{
+	sim_state *sim = ctx;
+	sim_eviction e = {
+		.pod = xstrdup(sim, t->key),
+		.node = xstrdup(sim, t->node >= 0 ? ssn->snap->nodes[t->node].name : ""),
+		.reason = xstrdup(sim, reason ? reason : "evicted"),
+		.time_ms = sim->now_ms,
+	};
+	if (sim->oom || KB_VEC_PUSH(&sim->new_evicts, e) < 0) {
+		free(e.pod);
+		free(e.node);
+		free(e.reason);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static int fx_job_status(void *ctx, const kb_session *ssn, const kb_job *j)
+{
+	sim_state *sim = ctx;
+	if (j->flavor == KB_PG_NONE)
+		return 0;
+	kb_job_status st;
+	kb_job_status_of(ssn, j, &st);
+	sim_group g = {
+		.name = xstrdup(sim, j->key),
+		.reason = st.unschedulable ? xstrdup(sim, st.unschedulable) : NULL,
+		.phase = st.phase,
+		.min_member = j->min_member,
+		.scheduled = st.scheduled,
+	};
+	if (sim->oom || KB_VEC_PUSH(&sim->groups, g) < 0) {
+		free(g.name);
+		free(g.reason);
+		return -ENOMEM;
+	}
+	uint64_t before = sim->cluster.generation;
+	int r = kb_cluster_set_podgroup_phase(&sim->cluster, j->key, st.phase);
+	if (sim->cluster.generation != before)
+		sim->changed = true;
+	return r == -ENOENT ? 0 : r;
+}
+
+static int fx_task_pending(void *ctx, const kb_session *ssn, const kb_task *t, const char *reason)
+{
+	sim_state *sim = ctx;
+	sim_pending p = {.pod = xstrdup(sim, t->key), .reason = xstrdup(sim, reason ? reason : "not scheduled yet")};
+	if (sim->oom || KB_VEC_PUSH(&sim->pending, p) < 0) {
+		free(p.pod);
+		free(p.reason);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static const kb_effects sim_effects = {
+	.bind = fx_bind,
+	.evict = fx_evict,
+	.job_status = fx_job_status,
+	.task_pending = fx_task_pending,
+};
+
+static void forget_reports(sim_state *sim)
+{
+	for (size_t i = 0; i < sim->pending.n; i++) {
+		free(sim->pending.v[i].pod);
+		free(sim->pending.v[i].reason);
+	}
+	for (size_t i = 0; i < sim->groups.n; i++) {
+		free(sim->groups.v[i].name);
+		free(sim->groups.v[i].reason);
+	}
+	for (size_t i = 0; i < sim->queues.n; i++)
+		free(sim->queues.v[i].name_copy);
+	sim->pending.n = sim->groups.n = sim->queues.n = 0;
+}
+
+/* Queue shares as the session leaves them (after its own allocations). */
+static int record_queues(sim_state *sim, const kb_snapshot *s)
+{
+	sim->resnames = s->resnames;
+	for (uint32_t i = 0; i < s->nqueues; i++) {
+		const kb_queue *q = &s->queues[i];
+		sim_queue sq = {.name_copy = xstrdup(sim, q->name), .weight = q->weight,
+				.deserved = q->deserved, .allocated = q->allocated};
+		sq.name = sq.name_copy;
+		if (sim->oom || KB_VEC_PUSH(&sim->queues, sq) < 0) {
+			free(sq.name_copy);
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+/* ---- time ------------------------------------------------------------------------ */
+
+static int cmp_arrival(const void *a, const void *b)
+{
+	const kb_object *x = *(kb_object *const *)a, *y = *(kb_object *const *)b;
+	if (x->u.pod.sim_arrival_ms != y->u.pod.sim_arrival_ms)
+		return x->u.pod.sim_arrival_ms < y->u.pod.sim_arrival_ms ? -1 : 1;
+	return strcmp(x->meta.key, y->meta.key);
+}
+
+/* Applies the decisions of the session that just closed. */
+static int apply_decisions(sim_state *sim)
+{
+	int r = 0;
+	for (size_t i = 0; i < sim->new_evicts.n; i++) {
+		sim_eviction *e = &sim->new_evicts.v[i];
+		/* The controller recreates the pod: it is pending again at once. */
+		if (r == 0)
+			r = kb_cluster_set_pod(&sim->cluster, e->pod, NULL, KB_TASK_PENDING, 0, 0);
+		if (r == 0 && (r = KB_VEC_PUSH(&sim->evictions, *e)) < 0)
+			break;
+		sim->changed = true;
+	}
+	sim->new_evicts.n = 0;
+	for (size_t i = 0; i < sim->new_binds.n; i++) {
+		sim_binding *b = &sim->new_binds.v[i];
+		if (r == 0)
+			r = kb_cluster_set_pod(&sim->cluster, b->pod, b->node, KB_TASK_RUNNING, sim->now_ms,
+					       b->gpu_mask);
+		kb_slot *sl = kb_cluster_pod(&sim->cluster, b->pod);
+		if (r == 0 && sl && sl->obj->u.pod.sim_duration_ms >= 0) {
+			sim_completion c = {
+				.end_ms = sim->now_ms + sl->obj->u.pod.sim_duration_ms,
+				.started_ms = sim->now_ms,
+				.pod = xstrdup(sim, b->pod),
+			};
+			if (sim->oom || (r = KB_VEC_PUSH(&sim->completions, c)) < 0) {
+				free(c.pod);
+				r = -ENOMEM;
+			}
+		}
+		if (r == 0 && (r = KB_VEC_PUSH(&sim->bindings, *b)) < 0)
+			break;
+		sim->changed = true;
+	}
+	sim->new_binds.n = 0;
+	return r;
+}
+
+/* Finishes the pods whose run ends at or before now. */
+static int complete_due(sim_state *sim)
+{
+	size_t keep = 0;
+	int r = 0;
+	for (size_t i = 0; i < sim->completions.n; i++) {
+		sim_completion *c = &sim->completions.v[i];
+		if (c->end_ms > sim->now_ms) {
+			sim->completions.v[keep++] = *c;
+			continue;
+		}
+		kb_slot *sl = kb_cluster_pod(&sim->cluster, c->pod);
+		/* Only the run that was scheduled to end: an evicted and rebound pod has
+		 * a later start. */
+		if (sl && sl->overridden && sl->status == KB_TASK_RUNNING && sl->started_ms == c->started_ms)
+			r = kb_cluster_set_pod(&sim->cluster, c->pod, sl->node, KB_TASK_SUCCEEDED,
+					       c->started_ms, sl->gpu_mask);
+		free(c->pod);
+		if (r < 0)
+			break;
+	}
+	sim->completions.n = keep;
+	return r;
+}
+
+static int64_t next_completion(const sim_state *sim)
+{
+	int64_t next = INT64_MAX;
+	for (size_t i = 0; i < sim->completions.n; i++)
+		if (sim->completions.v[i].end_ms < next)
+			next = sim->completions.v[i].end_ms;
+	return next;
+}
+
+/* ---- output ---------------------------------------------------------------------- */
+
+static void json_str(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(out, "\\%c", *p);
+		else if (*p == '\n')
+			fputs("\\n", out);
+		else if (*p < 0x20)
+			fprintf(out, "\\u%04x", *p);
+		else
+			fputc(*p, out);
+	}
+	fputc('"', out);
+}
+
+static void json_time(FILE *out, int64_t ms)
+{
+	fprintf(out, "%" PRId64 ".%01" PRId64, ms / 1000, (ms % 1000) / 100);
+	if (ms % 100)
+		fprintf(out, "%02" PRId64, ms % 100);
+}
+
+static void json_res(FILE *out, const kb_res *r, const kb_resnames *names)
+{
+	fputc('{', out);
+	bool first = true;
+	for (int i = 0; i < names->n; i++) {
+		if (i == KB_RES_PODS || r->q[i] == 0)
+			continue;
+		char q[KB_QUANTITY_BUFSZ];
+		fputs(first ? "" : ", ", out);
+		json_str(out, names->name[i]);
+		fputs(": ", out);
+		json_str(out, kb_res_format_one(r->q[i], names, i, q));
+		first = false;
+	}
+	fputc('}', out);
+}
+
+static void json_gpus(FILE *out, uint32_t mask)
+{
+	fputs(", \"gpus\": [", out);
+	bool first = true;
+	for (int g = 0; g < 32; g++)
+		if (mask & (1u << g)) {
+			fprintf(out, "%s%d", first ? "" : ", ", g);
+			first = false;
+		}
+	fputc(']', out);
+}
+
+static void print_json(const sim_state *sim, uint32_t sessions, int64_t end_ms, FILE *out)
+{
+	fprintf(out, "{\n  \"sessions\": %u,\n  \"end_time\": ", sessions);
+	json_time(out, end_ms);
+	fputs(",\n  \"bindings\": [", out);
+	for (size_t i = 0; i < sim->bindings.n; i++) {
+		const sim_binding *b = &sim->bindings.v[i];
+		fputs(i ? ",\n    {\"pod\": " : "\n    {\"pod\": ", out);
+		json_str(out, b->pod);
+		fputs(", \"node\": ", out);
+		json_str(out, b->node);
+		fputs(", \"time\": ", out);
+		json_time(out, b->time_ms);
+		if (b->has_gpus)
+			json_gpus(out, b->gpu_mask);
+		fputc('}', out);
+	}
+	fputs(sim->bindings.n ? "\n  ],\n  \"evictions\": [" : "],\n  \"evictions\": [", out);
+	for (size_t i = 0; i < sim->evictions.n; i++) {
+		const sim_eviction *e = &sim->evictions.v[i];
+		fputs(i ? ",\n    {\"pod\": " : "\n    {\"pod\": ", out);
+		json_str(out, e->pod);
+		fputs(", \"node\": ", out);
+		json_str(out, e->node);
+		fputs(", \"time\": ", out);
+		json_time(out, e->time_ms);
+		fputs(", \"reason\": ", out);
+		json_str(out, e->reason);
+		fputc('}', out);
+	}
+	fputs(sim->evictions.n ? "\n  ],\n  \"pending\": [" : "],\n  \"pending\": [", out);
+	for (size_t i = 0; i < sim->pending.n; i++) {
+		fputs(i ? ",\n    {\"pod\": " : "\n    {\"pod\": ", out);
+		json_str(out, sim->pending.v[i].pod);
+		fputs(", \"reason\": ", out);
+		json_str(out, sim->pending.v[i].reason);
+		fputc('}', out);
+	}
+	fputs(sim->pending.n ? "\n  ],\n  \"podgroups\": [" : "],\n  \"podgroups\": [", out);
+	for (size_t i = 0; i < sim->groups.n; i++) {
+		const sim_group *g = &sim->groups.v[i];
+		fputs(i ? ",\n    {\"name\": " : "\n    {\"name\": ", out);
+		json_str(out, g->name);
+		fprintf(out, ", \"phase\": \"%s\", \"minMember\": %d, \"scheduled\": %d",
+			kb_pg_phase_name(g->phase), g->min_member, g->scheduled);
+		if (g->reason) {
+			fputs(", \"reason\": ", out);
+			json_str(out, g->reason);
+		}
+		fputc('}', out);
+	}
+	fputs(sim->groups.n ? "\n  ],\n  \"queues\": [" : "],\n  \"queues\": [", out);
+	for (size_t i = 0; i < sim->queues.n; i++) {
+		const sim_queue *q = &sim->queues.v[i];
+		fputs(i ? ",\n    {\"name\": " : "\n    {\"name\": ", out);
+		json_str(out, q->name);
+		fprintf(out, ", \"weight\": %d, \"deserved\": ", q->weight);
+		json_res(out, &q->deserved, &sim->resnames);
+		fputs(", \"allocated\": ", out);
+		json_res(out, &q->allocated, &sim->resnames);
+		fputc('}', out);
+	}
+	fputs(sim->queues.n ? "\n  ]\n}\n" : "]\n}\n", out);
+}
+
+static const char *fmt_time(int64_t ms, char *buf, size_t n)
+{
+	snprintf(buf, n, "%" PRId64 ".%03" PRId64 "s", ms / 1000, ms % 1000);
+	return buf;
+}
+
+static void print_table(const sim_state *sim, uint32_t sessions, int64_t end_ms, FILE *out)
+{
+	char tb[32];
+	fprintf(out, "Simulated %u sessions, %s of virtual time.\n\n", sessions,
+		fmt_time(end_ms, tb, sizeof(tb)));
+	fprintf(out, "BINDINGS (%zu)\n%-10s %-36s %-20s %s\n", sim->bindings.n, "TIME", "POD", "NODE",
+		"GPUS");
+	for (size_t i = 0; i < sim->bindings.n; i++) {
+		const sim_binding *b = &sim->bindings.v[i];
+		char gpus[128] = "-";
+		if (b->has_gpus) {
+			size_t off = 0;
+			gpus[0] = '\0';
+			for (int g = 0; g < 32 && off < sizeof(gpus); g++)
+				if (b->gpu_mask & (1u << g))
+					off += (size_t)snprintf(gpus + off, sizeof(gpus) - off, "%s%d",
+								off ? "," : "", g);
+		}
+		fprintf(out, "%-10s %-36s %-20s %s\n", fmt_time(b->time_ms, tb, sizeof(tb)), b->pod,
+			b->node, gpus);
+	}
+	if (sim->evictions.n) {
+		fprintf(out, "\nEVICTIONS (%zu)\n%-10s %-36s %-20s %s\n", sim->evictions.n, "TIME", "POD",
+			"NODE", "REASON");
+		for (size_t i = 0; i < sim->evictions.n; i++) {
+			const sim_eviction *e = &sim->evictions.v[i];
+			fprintf(out, "%-10s %-36s %-20s %s\n", fmt_time(e->time_ms, tb, sizeof(tb)), e->pod,
+				e->node, e->reason);
+		}
+	}
+	fprintf(out, "\nPODGROUPS\n%-36s %-10s %-10s %s\n", "NAME", "PHASE", "MINMEMBER", "SCHEDULED");
+	for (size_t i = 0; i < sim->groups.n; i++) {
+		const sim_group *g = &sim->groups.v[i];
+		fprintf(out, "%-36s %-10s %-10d %d\n", g->name, kb_pg_phase_name(g->phase), g->min_member,
+			g->scheduled);
+	}
+	fprintf(out, "\nQUEUES\n%-16s %-7s %-40s %s\n", "NAME", "WEIGHT", "DESERVED", "ALLOCATED");
+	for (size_t i = 0; i < sim->queues.n; i++) {
+		const sim_queue *q = &sim->queues.v[i];
+		char d[256], a[256];
+		kb_res dq = q->deserved, aq = q->allocated;
+		dq.q[KB_RES_PODS] = aq.q[KB_RES_PODS] = 0;
+		kb_res_format(&dq, &sim->resnames, d, sizeof(d));
+		kb_res_format(&aq, &sim->resnames, a, sizeof(a));
+		fprintf(out, "%-16s %-7d %-40s %s\n", q->name, q->weight, d[0] ? d : "-", a[0] ? a : "-");
+	}
+	if (sim->pending.n) {
+		fprintf(out, "\nPENDING (%zu)\n%-36s %s\n", sim->pending.n, "POD", "REASON");
+		for (size_t i = 0; i < sim->pending.n; i++)
+			fprintf(out, "%-36s %s\n", sim->pending.v[i].pod, sim->pending.v[i].reason);
+	}
+}
+
+/* ---- the run --------------------------------------------------------------------- */
+
+static void sim_release(sim_state *sim)
+{
+	for (size_t i = 0; i < sim->bindings.n; i++) {
+		free(sim->bindings.v[i].pod);
+		free(sim->bindings.v[i].node);
+	}
+	for (size_t i = 0; i < sim->evictions.n; i++) {
+		free(sim->evictions.v[i].pod);
+		free(sim->evictions.v[i].node);
+		free(sim->evictions.v[i].reason);
+	}
+	for (size_t i = 0; i < sim->completions.n; i++)
+		free(sim->completions.v[i].pod);
+	KB_VEC_RELEASE(&sim->bindings);
+	KB_VEC_RELEASE(&sim->evictions);
+	KB_VEC_RELEASE(&sim->completions);
+	KB_VEC_RELEASE(&sim->new_binds);
+	KB_VEC_RELEASE(&sim->new_evicts);
+	forget_reports(sim);
+	KB_VEC_RELEASE(&sim->pending);
+	KB_VEC_RELEASE(&sim->groups);
+	KB_VEC_RELEASE(&sim->queues);
+	kb_cluster_release(&sim->cluster);
+}
+
+int kb_simulate(const kb_sim_options *opt, FILE *out, kb_err *err)
+{
+	kb_conf conf;
+	int r = opt->scheduler_conf ? kb_conf_load_file(opt->scheduler_conf, &conf, err)
+				    : kb_conf_load_default(&conf, err);
+	if (r < 0)
+		return r;
+	if (opt->queue_conf) {
+		kb_conf_release(&conf);
+		return kb_err_set(err, -ENOTSUP, "--queue-conf: the queue configuration file is not "
+						 "supported by this build yet");
+	}
+	sim_state sim;
+	memset(&sim, 0, sizeof(sim));
+	sim.opt = opt;
+	kb_cluster_init(&sim.cluster, opt->scheduler_name ? opt->scheduler_name : "kube-batchd",
+			opt->default_queue ? opt->default_queue : "default");
+	kb_object_vec later = {0};
+	for (uint32_t i = 0; i < opt->nfiles && r == 0; i++)
+		r = kb_manifests_load(&sim.cluster, opt->files[i], &later, err);
+	if (r < 0)
+		goto out;
+	qsort(later.v, later.n, sizeof(kb_object *), cmp_arrival);
+
+	int64_t period = opt->period_ms > 0 ? opt->period_ms : 1000;
+	int64_t max_time = opt->max_time_ms > 0 ? opt->max_time_ms : 30LL * 24 * 3600 * 1000;
+	size_t next_arrival = 0;
+	uint32_t sessions = 0;
+	int64_t end_ms = 0;
+	kb_snapshot snap;
+	kb_snapshot_init(&snap);
+	for (sim.now_ms = 0; sim.now_ms <= max_time;) {
+		/* Events due by now: arrivals, then completions. */
+		for (; next_arrival < later.n && later.v[next_arrival]->u.pod.sim_arrival_ms <= sim.now_ms;
+		     next_arrival++) {
+			kb_object *o = later.v[next_arrival];
+			later.v[next_arrival] = NULL;
+			if ((r = kb_cluster_apply(&sim.cluster, o, o->u.pod.sim_arrival_ms)) < 0)
+				goto out_snap;
+		}
+		if ((r = complete_due(&sim)) < 0)
+			goto out_snap;
+
+		kb_snapshot_release(&snap);
+		if ((r = kb_cluster_snapshot(&sim.cluster, &snap, err)) < 0)
+			goto out_snap;
+		kb_session ssn;
+		sim.changed = false;
+		forget_reports(&sim);
+		if ((r = kb_session_open(&ssn, &snap, &conf, &sim_effects, &sim, sim.now_ms, err)) < 0)
+			goto out_snap;
+		r = kb_session_run_actions(&ssn, err);
+		if (r == 0)
+			r = record_queues(&sim, &snap);
+		int rc = kb_session_close(&ssn);
+		sessions++;
+		end_ms = sim.now_ms;
+		if (r == 0 && rc < 0)
+			r = kb_err_set(err, rc, "applying decisions: %s", strerror(-rc));
+		if (r == 0)
+			r = apply_decisions(&sim);
+		if (r < 0 || sim.oom) {
+			if (r == 0)
+				r = kb_err_set(err, -ENOMEM, "out of memory");
+			goto out_snap;
+		}
+		/* Next session: the next period if this one changed anything, else the
+		 * first period boundary at or after the next event. */
+		int64_t next = sim.now_ms + period;
+		if (!sim.changed) {
+			int64_t ev = next_completion(&sim);
+			if (next_arrival < later.n && later.v[next_arrival]->u.pod.sim_arrival_ms < ev)
+				ev = later.v[next_arrival]->u.pod.sim_arrival_ms;
+			if (ev == INT64_MAX)
+				break;
+			if (ev > next)
+				next = (ev + period - 1) / period * period;
+		}
+		sim.now_ms = next;
+	}
+
+	if (opt->output == KB_SIM_JSON)
+		print_json(&sim, sessions, end_ms, out);
+	else
+		print_table(&sim, sessions, end_ms, out);
+out_snap:
+	kb_snapshot_release(&snap);
+out:
+	for (size_t i = 0; i < later.n; i++)
+		kb_object_free(later.v[i]);
+	KB_VEC_RELEASE(&later);
+	sim_release(&sim);
+	kb_conf_release(&conf);
+	return r;
+}

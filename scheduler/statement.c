@@ -1,0 +1,126 @@
+#include "scheduler/statement.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <stdio.h>
+
+void kb_stmt_init(kb_statement *st, kb_session *ssn)
+{
+	st->ssn = ssn;
+	st->ops.v = NULL;
+	st->ops.n = st->ops.cap = 0;
+}
+
+static void fire(kb_session *ssn, kb_task *t, bool allocate)
+{
+	const kb_hook_list *hl = &ssn->hooks[KB_HOOK_EVENTS];
+	for (uint32_t i = 0; i < hl->n; i++) {
+		const kb_hook_entry *e = &hl->v[i];
+		if (allocate && e->ops->on_allocate)
+			e->ops->on_allocate(e->state, ssn, t);
+		else if (!allocate && e->ops->on_deallocate)
+			e->ops->on_deallocate(e->state, ssn, t);
+	}
+}
+
+static void check_invariants(const kb_session *ssn)
+{
+#ifndef NDEBUG
+	const kb_snapshot *s = ssn->snap;
+	if (s->ntasks + s->nnodes > 20000)
+		return;
+	char why[256];
+	if (!kb_snapshot_check(s, why, sizeof(why))) {
+		fprintf(stderr, "kube-batchd: snapshot invariant broken: %s\n", why);
+		assert(!"snapshot invariant broken");
+	}
+#else
+	(void)ssn;
+#endif
+}
+
+static int place(kb_statement *st, uint32_t ti, uint32_t ni, kb_stmt_op_kind kind)
+{
+	kb_snapshot *s = st->ssn->snap;
+	kb_task *t = &s->tasks[ti];
+	kb_stmt_op op = {.kind = kind, .task = ti, .prev_node = t->node, .prev_status = t->status};
+	if (KB_VEC_PUSH(&st->ops, op) < 0)
+		return -ENOMEM;
+	t->node = (int32_t)ni;
+	kb_snapshot_set_task_status(s, ti, kind == KB_OP_ALLOCATE ? KB_TASK_ALLOCATED : KB_TASK_PIPELINED);
+	fire(st->ssn, t, true);
+	return 0;
+}
+
+int kb_stmt_allocate(kb_statement *st, uint32_t task, uint32_t node)
+{
+	return place(st, task, node, KB_OP_ALLOCATE);
+}
+
+int kb_stmt_pipeline(kb_statement *st, uint32_t task, uint32_t node)
+{
+	return place(st, task, node, KB_OP_PIPELINE);
+}
+
+int kb_stmt_evict(kb_statement *st, uint32_t ti, const char *reason)
+{
+	kb_snapshot *s = st->ssn->snap;
+	kb_task *t = &s->tasks[ti];
+	kb_stmt_op op = {.kind = KB_OP_EVICT,
+			 .task = ti,
+			 .prev_node = t->node,
+			 .prev_status = t->status,
+			 .reason = reason};
+	if (KB_VEC_PUSH(&st->ops, op) < 0)
+		return -ENOMEM;
+	kb_snapshot_set_task_status(s, ti, KB_TASK_RELEASING);
+	fire(st->ssn, t, false);
+	return 0;
+}
+
+void kb_stmt_discard(kb_statement *st)
+{
+	kb_snapshot *s = st->ssn->snap;
+	for (size_t i = st->ops.n; i-- > 0;) {
+		const kb_stmt_op *op = &st->ops.v[i];
+		kb_task *t = &s->tasks[op->task];
+		if (op->kind == KB_OP_EVICT) {
+			kb_snapshot_set_task_status(s, op->task, op->prev_status);
+			fire(st->ssn, t, true);
+		} else {
+			fire(st->ssn, t, false);
+			kb_snapshot_set_task_status(s, op->task, op->prev_status);
+			t->node = op->prev_node;
+		}
+	}
+	KB_VEC_RELEASE(&st->ops);
+	check_invariants(st->ssn);
+}
+
+void kb_stmt_commit(kb_statement *st)
+{
+	kb_session *ssn = st->ssn;
+	kb_snapshot *s = ssn->snap;
+	const kb_effects *fx = ssn->effects;
+	for (size_t i = 0; i < st->ops.n; i++) {
+		const kb_stmt_op *op = &st->ops.v[i];
+		kb_task *t = &s->tasks[op->task];
+		int r = 0;
+		if (op->kind == KB_OP_EVICT) {
+			if (fx && fx->evict)
+				r = fx->evict(ssn->effects_ctx, ssn, t, op->reason);
+			ssn->evictions++;
+		} else if (op->kind == KB_OP_ALLOCATE && t->status == KB_TASK_ALLOCATED &&
+			   kb_job_ready(ssn, &s->jobs[t->job])) {
+			if (fx && fx->bind)
+				r = fx->bind(ssn->effects_ctx, ssn, t, &s->nodes[t->node]);
+			kb_snapshot_set_task_status(s, op->task, KB_TASK_BINDING);
+			ssn->binds++;
+		}
+		if (r < 0 && ssn->effect_errors++ == 0)
+			kb_err_set(&ssn->first_effect_err, r, "%s of \"%s\" failed (errno %d)",
+				   op->kind == KB_OP_EVICT ? "eviction" : "binding", t->key, -r);
+	}
+	KB_VEC_RELEASE(&st->ops);
+	check_invariants(ssn);
+}

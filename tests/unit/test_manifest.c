@@ -1,0 +1,1224 @@
+/* test_manifest.c - decoding Kubernetes objects (cache/objects.h). */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "cache/objects.h"
+
+static kb_resnames names;
+
+/* Loads yaml (one document) as "t.yaml" and decodes it with `source`. The
+ * file is released before returning, so the object must own its strings. */
+static int decode_src(const char *yaml, const char *source, kb_object **ret, kb_err *err)
+{
+	kb_yaml_file f;
+	kb_err lerr = {0};
+	int r = kb_yaml_load_buffer(yaml, strlen(yaml), "t.yaml", &f, &lerr);
+	if (r < 0)
+		fail_msg("yaml: %s", lerr.msg);
+	assert_int_equal(f.ndocs, 1);
+	memset(err, 0, sizeof(*err));
+	*ret = NULL;
+	r = kb_object_decode(f.docs[0], source, &names, ret, err);
+	kb_yaml_file_release(&f);
+	if (r < 0) {
+		assert_null(*ret);
+		assert_int_equal(err->code, r);
+	} else {
+		assert_non_null(*ret);
+	}
+	return r;
+}
+
+static kb_object *decode_ok(const char *yaml)
+{
+	kb_object *o;
+	kb_err err;
+	int r = decode_src(yaml, "t.yaml", &o, &err);
+	if (r < 0)
+		fail_msg("unexpected error: %s", err.msg);
+	return o;
+}
+
+/* Decoding must fail with -EINVAL and exactly this message. */
+static void expect_error(const char *yaml, const char *msg)
+{
+	kb_object *o;
+	kb_err err;
+	int r = decode_src(yaml, "t.yaml", &o, &err);
+	if (r == 0)
+		fail_msg("decoded, wanted error: %s", msg);
+	assert_int_equal(r, -EINVAL);
+	assert_string_equal(err.msg, msg);
+}
+
+static int setup(void **state)
+{
+	kb_resnames_init(&names);
+	return 0;
+}
+
+static int64_t res(const kb_res *r, const char *name)
+{
+	int i = kb_resnames_find(&names, name);
+	return i < 0 ? 0 : r->q[i];
+}
+
+#define GI ((int64_t)1 << 30)
+
+/* ---- metadata -------------------------------------------------------------- */
+
+static void namespace_is_cluster_scoped_meta_only(void **state)
+{
+	kb_object *o = decode_ok("apiVersion: v1\n"
+				 "kind: Namespace\n"
+				 "metadata:\n"
+				 "  name: team-a\n"
+				 "  namespace: ignored\n"
+				 "  labels: {b: \"2\", a: \"1\", c: \"\"}\n"
+				 "  annotations: {x: y}\n"
+				 "  uid: 1234-abcd\n"
+				 "  resourceVersion: \"77\"\n"
+				 "  creationTimestamp: 2024-01-02T03:04:05Z\n");
+	assert_int_equal(o->kind, KB_KIND_NAMESPACE);
+	assert_string_equal(o->kind_name, "Namespace");
+	assert_string_equal(o->api_version, "v1");
+	assert_string_equal(o->meta.name, "team-a");
+	assert_string_equal(o->meta.ns, "");
+	assert_string_equal(o->meta.key, "team-a");
+	assert_string_equal(o->meta.uid, "1234-abcd");
+	assert_string_equal(o->meta.resource_version, "77");
+	assert_int_equal(o->meta.creation_ms, 1704164645000LL);
+	assert_false(o->meta.deleting);
+	assert_int_equal(o->meta.line, 1);
+	assert_int_equal(o->meta.col, 1);
+	assert_int_equal(o->meta.labels.n, 3);
+	assert_string_equal(o->meta.labels.v[0].key, "a");
+	assert_string_equal(o->meta.labels.v[1].key, "b");
+	assert_string_equal(o->meta.labels.v[2].key, "c");
+	assert_string_equal(kb_labels_get(&o->meta.labels, "b"), "2");
+	assert_string_equal(kb_labels_get(&o->meta.labels, "c"), "");
+	assert_null(kb_labels_get(&o->meta.labels, "d"));
+	assert_null(kb_labels_get(&o->meta.labels, "0"));
+	assert_string_equal(kb_labels_get(&o->meta.annotations, "x"), "y");
+	kb_object_free(o);
+}
+
+static void meta_defaults_namespace_uid_and_timestamps(void **state)
+{
+	kb_object *o = decode_ok("apiVersion: v1\n"
+				 "kind: Pod\n"
+				 "metadata:\n"
+				 "  name: p\n"
+				 "  creationTimestamp: \"2024-02-29T23:59:59.1234Z\"\n"
+				 "  deletionTimestamp: 2024-03-01T00:00:00+01:00\n"
+				 "spec: {containers: [{name: c}]}\n");
+	assert_string_equal(o->meta.ns, "default");
+	assert_string_equal(o->meta.key, "default/p");
+	assert_string_equal(o->meta.uid, "Pod/default/p");
+	assert_string_equal(o->meta.resource_version, "");
+	/* 2024-02-29T23:59:59Z = 1709251199 */
+	assert_int_equal(o->meta.creation_ms, 1709251199123LL);
+	assert_true(o->meta.deleting);
+	assert_int_equal(o->meta.labels.n, 0);
+	kb_object_free(o);
+
+	o = decode_ok("apiVersion: v1\nkind: Node\nmetadata: {name: n1, namespace: x}\n");
+	assert_string_equal(o->meta.uid, "Node//n1");
+	assert_string_equal(o->meta.key, "n1");
+	assert_int_equal(o->meta.creation_ms, 0);
+	kb_object_free(o);
+}
+
+static void unknown_kind_is_other_with_meta(void **state)
+{
+	kb_object *o = decode_ok("apiVersion: apps/v1\n"
+				 "kind: Deployment\n"
+				 "metadata: {name: d, namespace: ns1}\n"
+				 "spec: {replicas: 3}\n");
+	assert_int_equal(o->kind, KB_KIND_OTHER);
+	assert_string_equal(o->kind_name, "Deployment");
+	assert_string_equal(o->meta.key, "ns1/d");
+	kb_object_free(o);
+	/* A Pod of another API group is not a Pod. */
+	o = decode_ok("apiVersion: example.com/v1\nkind: Pod\nmetadata: {name: x}\n");
+	assert_int_equal(o->kind, KB_KIND_OTHER);
+	kb_object_free(o);
+}
+
+static void meta_errors_name_field_and_position(void **state)
+{
+	expect_error("- a\n- b\n", "object: document: expected a mapping, got a list (t.yaml:1:1)");
+	expect_error("kind: Pod\nmetadata: {name: p}\n", "object: apiVersion: required (t.yaml:1:1)");
+	expect_error("apiVersion: v1\nmetadata: {name: p}\n", "object: kind: required (t.yaml:1:1)");
+	expect_error("apiVersion: v1\nkind: Pod\n", "Pod: metadata: required (t.yaml:1:1)");
+	expect_error("apiVersion: v1\nkind: Pod\nmetadata: {namespace: x}\n",
+		     "Pod: metadata.name: required (t.yaml:3:11)");
+	expect_error("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n"
+		     "  creationTimestamp: 2024-13-01T00:00:00Z\n",
+		     "Pod \"default/p\": metadata.creationTimestamp: bad timestamp "
+		     "\"2024-13-01T00:00:00Z\" (want RFC 3339, e.g. 2024-01-02T03:04:05Z) "
+		     "(t.yaml:5:22)");
+	expect_error("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  labels:\n    a: [1]\n",
+		     "Pod \"default/p\": metadata.labels.a: expected a string, got a list "
+		     "(t.yaml:6:8)");
+	expect_error("apiVersion: v1\nkind: Pod\nmetadata: {name: p, annotations: [x]}\n",
+		     "Pod \"default/p\": metadata.annotations: expected a mapping, got a list "
+		     "(t.yaml:3:34)");
+
+	/* Without a source, no position. */
+	kb_object *o;
+	kb_err err;
+	assert_int_equal(decode_src("apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n"
+				    "status: {allocatable: {cpu: 4x}}\n",
+				    NULL, &o, &err),
+			 -EINVAL);
+	assert_string_equal(err.msg, "Node \"n1\": status.allocatable.cpu: bad quantity \"4x\"");
+}
+
+static void bad_timestamps_are_refused(void **state)
+{
+	static const char *bad[] = {
+		"2024-01-02", "2024-01-02T03:04:05", "2024-01-02 03:04:05Z",
+		"2024-02-30T00:00:00Z", "2023-02-29T00:00:00Z", "2024-01-02T24:00:00Z",
+		"2024-01-02T03:04:05.Z", "2024-01-02T03:04:05Zx", "2024-01-02T03:04:05+0100",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char buf[256];
+		snprintf(buf, sizeof(buf),
+			 "apiVersion: v1\nkind: Namespace\nmetadata: {name: n, "
+			 "creationTimestamp: \"%s\"}\n",
+			 bad[i]);
+		kb_object *o;
+		kb_err err;
+		assert_int_equal(decode_src(buf, "t.yaml", &o, &err), -EINVAL);
+		assert_non_null(strstr(err.msg, "metadata.creationTimestamp: bad timestamp"));
+	}
+}
+
+/* ---- Node ------------------------------------------------------------------ */
+
+static void node_decodes_allocatable_taints_gpus(void **state)
+{
+	kb_object *o = decode_ok("apiVersion: v1\n"
+				 "kind: Node\n"
+				 "metadata:\n"
+				 "  name: gpu-1\n"
+				 "  labels: {nvidia.com/gpu.product: A100}\n"
+				 "  annotations: {kube-batchd.io/gpu-topology: \"0,1,2,3;4,5,6,7\"}\n"
+				 "spec:\n"
+				 "  unschedulable: true\n"
+				 "  taints:\n"
+				 "  - {key: gpu, value: \"yes\", effect: NoSchedule}\n"
+				 "  - {key: spot, effect: PreferNoSchedule}\n"
+				 "  - {key: bad, effect: NoExecute}\n"
+				 "status:\n"
+				 "  capacity: {cpu: 64}\n"
+				 "  allocatable: {cpu: 63500m, memory: 256Gi, nvidia.com/gpu: 8}\n"
+				 "  conditions:\n"
+				 "  - {type: MemoryPressure, status: \"False\"}\n"
+				 "  - {type: Ready, status: \"True\"}\n");
+	kb_node_obj *n = &o->u.node;
+	assert_int_equal(o->kind, KB_KIND_NODE);
+	assert_int_equal(n->allocatable.q[KB_RES_CPU], 63500);
+	assert_int_equal(n->allocatable.q[KB_RES_MEMORY], 256 * GI * 1000);
+	assert_int_equal(n->allocatable.q[KB_RES_PODS], 110000);
+	assert_int_equal(res(&n->allocatable, "nvidia.com/gpu"), 8000);
+	assert_int_equal(n->ngpus, 8);
+	assert_string_equal(n->gpu_model, "A100");
+	assert_non_null(n->gpu_group);
+	for (int i = 0; i < 8; i++)
+		assert_int_equal(n->gpu_group[i], i / 4);
+	assert_true(n->unschedulable);
+	assert_true(n->ready);
+	assert_int_equal(n->ntaints, 3);
+	assert_string_equal(n->taints[0].key, "gpu");
+	assert_string_equal(n->taints[0].value, "yes");
+	assert_int_equal(n->taints[0].effect, KB_EFFECT_NO_SCHEDULE);
+	assert_string_equal(n->taints[1].value, "");
+	assert_int_equal(n->taints[1].effect, KB_EFFECT_PREFER_NO_SCHEDULE);
+	assert_int_equal(n->taints[2].effect, KB_EFFECT_NO_EXECUTE);
+	kb_object_free(o);
+}
+
+static void node_capacity_fallback_pods_and_readiness(void **state)
+{
+	kb_object *o = decode_ok("apiVersion: v1\nkind: Node\nmetadata: {name: n}\n"
+				 "status: {capacity: {cpu: 4, pods: 32}}\n");
+	assert_int_equal(o->u.node.allocatable.q[KB_RES_CPU], 4000);
+	assert_int_equal(o->u.node.allocatable.q[KB_RES_PODS], 32000);
+	assert_true(o->u.node.ready); /* no conditions */
+	assert_int_equal(o->u.node.ngpus, 0);
+	assert_null(o->u.node.gpu_model);
+	assert_null(o->u.node.gpu_group);
+	assert_false(o->u.node.unschedulable);
+	kb_object_free(o);
+
+	o = decode_ok("apiVersion: v1\nkind: Node\nmetadata: {name: n}\n"
+		      "status: {conditions: [{type: Ready, status: \"False\"}]}\n");
+	assert_false(o->u.node.ready);
+	assert_int_equal(o->u.node.allocatable.q[KB_RES_PODS], 110000);
+	kb_object_free(o);
+	o = decode_ok("apiVersion: v1\nkind: Node\nmetadata: {name: n}\n"
+		      "status: {conditions: [{type: Ready, status: Unknown}]}\n");
+	assert_false(o->u.node.ready);
+	kb_object_free(o);
+}
+
+static void node_errors(void **state)
+{
+	expect_error("apiVersion: v1\n"
+		     "kind: Node\n"
+		     "metadata: {name: n1}\n"
+		     "status:\n"
+		     "  allocatable:\n"
+		     "    cpu: 4x\n",
+		     "Node \"n1\": status.allocatable.cpu: bad quantity \"4x\" (t.yaml:6:10)");
+	expect_error("apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n"
+		     "status: {capacity: {memory: -1Gi}}\n",
+		     "Node \"n1\": status.capacity.memory: must not be negative, got \"-1Gi\" "
+		     "(t.yaml:4:29)");
+	expect_error("apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n"
+		     "spec: {taints: [{key: k, effect: NoWay}]}\n",
+		     "Node \"n1\": spec.taints[0].effect: unknown effect \"NoWay\" (want "
+		     "NoSchedule, PreferNoSchedule or NoExecute) (t.yaml:4:34)");
+	expect_error("apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n"
+		     "spec: {taints: [{key: k}]}\n",
+		     "Node \"n1\": spec.taints[0].effect: required (NoSchedule, "
+		     "PreferNoSchedule or NoExecute) (t.yaml:4:17)");
+	expect_error("apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n"
+		     "status: {allocatable: {nvidia.com/gpu: 1500m}}\n",
+		     "Node \"n1\": status.allocatable.nvidia.com/gpu: must be a whole number of "
+		     "GPUs, got \"1500m\" (t.yaml:4:40)");
+	expect_error("apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n"
+		     "status: {allocatable: {nvidia.com/gpu: 33}}\n",
+		     "Node \"n1\": status.allocatable.nvidia.com/gpu: at most 32 GPUs per node, "
+		     "got \"33\" (t.yaml:4:40)");
+	expect_error("apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n"
+		     "spec: {unschedulable: maybe}\n",
+		     "Node \"n1\": spec.unschedulable: expected true or false, got \"maybe\" "
+		     "(t.yaml:4:23)");
+}
+
+static void node_gpu_topology_must_cover_every_device_once(void **state)
+{
+	static const struct {
+		const char *topo;
+		const char *what;
+	} bad[] = {
+		{"0,1;2", "device 3 is in no group"},
+		{"0,1;1,2,3", "device 1 appears twice"},
+		{"0,1,2,3,4", "device 4 out of range (the node has 4 GPUs)"},
+		{"0,1;;2,3", "bad topology \"0,1;;2,3\""},
+		{"0,1;2,3;", "bad topology \"0,1;2,3;\""},
+		{"0-3", "bad topology \"0-3\""},
+		{"", "bad topology \"\""},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char buf[512];
+		snprintf(buf, sizeof(buf),
+			 "apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\n  annotations:\n"
+			 "    kube-batchd.io/gpu-topology: \"%s\"\n"
+			 "status: {allocatable: {nvidia.com/gpu: 4}}\n",
+			 bad[i].topo);
+		kb_object *o;
+		kb_err err;
+		assert_int_equal(decode_src(buf, "t.yaml", &o, &err), -EINVAL);
+		char want[256];
+		snprintf(want, sizeof(want),
+			 "Node \"n1\": metadata.annotations.kube-batchd.io/gpu-topology: %s",
+			 bad[i].what);
+		if (strncmp(err.msg, want, strlen(want)) != 0)
+			fail_msg("topology \"%s\": got %s", bad[i].topo, err.msg);
+		assert_non_null(strstr(err.msg, "(t.yaml:6:34)"));
+	}
+	/* No GPUs at all. */
+	expect_error("apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\n  annotations:\n"
+		     "    kube-batchd.io/gpu-topology: \"0\"\n",
+		     "Node \"n1\": metadata.annotations.kube-batchd.io/gpu-topology: the node has "
+		     "no nvidia.com/gpu (t.yaml:6:34)");
+	/* Groups in any order, spaces allowed. */
+	kb_object *o = decode_ok("apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\n"
+				 "  annotations: {kube-batchd.io/gpu-topology: \"3, 0; 2,1\"}\n"
+				 "status: {allocatable: {nvidia.com/gpu: 4}}\n");
+	assert_int_equal(o->u.node.gpu_group[0], 0);
+	assert_int_equal(o->u.node.gpu_group[3], 0);
+	assert_int_equal(o->u.node.gpu_group[1], 1);
+	assert_int_equal(o->u.node.gpu_group[2], 1);
+	kb_object_free(o);
+}
+
+/* ---- Pod ------------------------------------------------------------------- */
+
+static void pod_defaults(void **state)
+{
+	kb_object *o = decode_ok("apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: ns}\n"
+				 "spec:\n  containers:\n  - name: c\n");
+	kb_pod_obj *p = &o->u.pod;
+	assert_int_equal(o->kind, KB_KIND_POD);
+	assert_string_equal(o->meta.key, "ns/p");
+	assert_string_equal(p->scheduler_name, "default-scheduler");
+	assert_null(p->node_name);
+	assert_int_equal(p->phase, KB_POD_PENDING);
+	assert_false(p->has_priority);
+	assert_null(p->priority_class_name);
+	assert_null(p->group_name);
+	assert_true(p->best_effort);
+	assert_int_equal(p->req.q[KB_RES_PODS], 1000);
+	assert_int_equal(p->req.q[KB_RES_CPU], 0);
+	assert_int_equal(p->sim_arrival_ms, 0);
+	assert_int_equal(p->sim_duration_ms, -1);
+	assert_null(p->gpu_devices);
+	assert_int_equal(p->spec.nrequired + p->spec.npreferred + p->spec.ntolerations +
+				 p->spec.nhost_ports + p->spec.node_selector.n,
+			 0);
+	assert_null(p->spec.gpu_models);
+	assert_int_equal(p->spec.gpu_milli, 0);
+	kb_object_free(o);
+}
+
+static void pod_fields(void **state)
+{
+	kb_object *o = decode_ok("apiVersion: v1\nkind: Pod\n"
+				 "metadata: {name: p, labels: {app: x}}\n"
+				 "spec:\n"
+				 "  schedulerName: kube-batchd\n"
+				 "  nodeName: n1\n"
+				 "  priority: -5\n"
+				 "  priorityClassName: high\n"
+				 "  containers: [{name: c}]\n"
+				 "status: {phase: Running}\n");
+	kb_pod_obj *p = &o->u.pod;
+	assert_string_equal(p->scheduler_name, "kube-batchd");
+	assert_string_equal(p->node_name, "n1");
+	assert_true(p->has_priority);
+	assert_int_equal(p->priority, -5);
+	assert_string_equal(p->priority_class_name, "high");
+	assert_int_equal(p->phase, KB_POD_RUNNING);
+	assert_string_equal(kb_labels_get(&p->spec.labels, "app"), "x");
+	kb_object_free(o);
+
+	static const struct {
+		const char *s;
+		kb_pod_phase ph;
+	} phases[] = {{"Pending", KB_POD_PENDING},
+		      {"Succeeded", KB_POD_SUCCEEDED},
+		      {"Failed", KB_POD_FAILED},
+		      {"Unknown", KB_POD_UNKNOWN}};
+	for (size_t i = 0; i < 4; i++) {
+		char buf[256];
+		snprintf(buf, sizeof(buf),
+			 "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nstatus: {phase: %s}\n",
+			 phases[i].s);
+		o = decode_ok(buf);
+		assert_int_equal(o->u.pod.phase, phases[i].ph);
+		kb_object_free(o);
+	}
+	expect_error("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nstatus: {phase: Lost}\n",
+		     "Pod \"default/p\": status.phase: unknown phase \"Lost\" (want Pending, "
+		     "Running, Succeeded, Failed or Unknown) (t.yaml:4:17)");
+	expect_error("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {priority: 2147483648}\n",
+		     "Pod \"default/p\": spec.priority: out of range [-2147483648, 2147483647], "
+		     "got \"2147483648\" (t.yaml:4:18)");
+}
+
+static void pod_requests_limits_init_overhead(void **state)
+{
+	kb_object *o = decode_ok("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n"
+				 "spec:\n"
+				 "  overhead: {cpu: 100m, memory: 10Mi}\n"
+				 "  initContainers:\n"
+				 "  - name: i1\n"
+				 "    resources: {requests: {cpu: \"3\", memory: 1Gi}}\n"
+				 "  - name: i2\n"
+				 "    resources: {limits: {memory: 8Gi, example.com/fpga: 1}}\n"
+				 "  containers:\n"
+				 "  - name: a\n"
+				 "    resources:\n"
+				 "      requests: {cpu: 500m}\n"
+				 "      limits: {cpu: \"1\", memory: 2Gi}\n"
+				 "  - name: b\n"
+				 "    resources: {requests: {cpu: 1, memory: 1Gi, nvidia.com/gpu: 2}}\n");
+	kb_pod_obj *p = &o->u.pod;
+	/* containers: cpu 0.5 + 1 = 1.5 (a's limit does not replace its request),
+	 * memory 2Gi (limit) + 1Gi = 3Gi; init: cpu max 3, memory max 8Gi,
+	 * fpga 1; then + overhead. */
+	assert_int_equal(p->req.q[KB_RES_CPU], 3100);
+	assert_int_equal(p->req.q[KB_RES_MEMORY], (8 * GI + 10 * (GI >> 10)) * 1000);
+	assert_int_equal(res(&p->req, "example.com/fpga"), 1000);
+	assert_int_equal(res(&p->req, "nvidia.com/gpu"), 2000);
+	assert_int_equal(p->req.q[KB_RES_PODS], 1000);
+	assert_false(p->best_effort);
+	kb_object_free(o);
+
+	/* Containers dominate when larger than any init container. */
+	o = decode_ok("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n"
+		      "spec:\n"
+		      "  initContainers: [{name: i, resources: {requests: {cpu: 1}}}]\n"
+		      "  containers:\n"
+		      "  - {name: a, resources: {requests: {cpu: 1}}}\n"
+		      "  - {name: b, resources: {requests: {cpu: 1}}}\n");
+	assert_int_equal(o->u.pod.req.q[KB_RES_CPU], 2000);
+	kb_object_free(o);
+}
+
+static void pod_sidecars_add_to_the_containers(void **state)
+{
+	/* k8s: sidecar s (restartPolicy Always) runs beside later init
+	 * containers and the main ones: max(1 + 2, 1 + 4) = 5 cpu. */
+	kb_object *o = decode_ok("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n"
+				 "spec:\n"
+				 "  initContainers:\n"
+				 "  - {name: s, restartPolicy: Always, resources: {requests: {cpu: 1}}}\n"
+				 "  - {name: i, resources: {requests: {cpu: 4}}}\n"
+				 "  containers:\n"
+				 "  - {name: a, resources: {requests: {cpu: 2}}}\n");
+	assert_int_equal(o->u.pod.req.q[KB_RES_CPU], 5000);
+	kb_object_free(o);
+	o = decode_ok("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n"
+		      "spec:\n"
+		      "  initContainers:\n"
+		      "  - {name: s, restartPolicy: Always, resources: {requests: {cpu: 1}}}\n"
+		      "  containers:\n"
+		      "  - {name: a, resources: {requests: {cpu: 2}}}\n");
+	assert_int_equal(o->u.pod.req.q[KB_RES_CPU], 3000);
+	kb_object_free(o);
+}
+
+static void pod_best_effort_means_nothing_but_pods(void **state)
+{
+	kb_object *o = decode_ok("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n"
+				 "spec: {containers: [{name: a, resources: {requests: {cpu: 0}}}]}\n");
+	assert_true(o->u.pod.best_effort);
+	kb_object_free(o);
+	o = decode_ok("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n"
+		      "spec: {containers: [{name: a, resources: {limits: {memory: 1Mi}}}]}\n");
+	assert_false(o->u.pod.best_effort);
+	assert_int_equal(o->u.pod.req.q[KB_RES_MEMORY], (1 << 20) * 1000LL);
+	kb_object_free(o);
+	o = decode_ok("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n"
+		      "spec: {overhead: {cpu: 10m}, containers: [{name: a}]}\n");
+	assert_false(o->u.pod.best_effort);
+	kb_object_free(o);
+}
+
+static void pod_request_errors(void **state)
+{
+	expect_error("apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: ns}\n"
+		     "spec:\n"
+		     "  containers:\n"
+		     "  - name: a\n"
+		     "  - name: b\n"
+		     "    resources:\n"
+		     "      requests:\n"
+		     "        cpu: 1x\n",
+		     "Pod \"ns/p\": spec.containers[1].resources.requests.cpu: bad quantity \"1x\" "
+		     "(t.yaml:10:14)");
+	expect_error("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n"
+		     "spec: {initContainers: [{name: i, resources: {limits: {cpu: -1}}}]}\n",
+		     "Pod \"default/p\": spec.initContainers[0].resources.limits.cpu: must not be "
+		     "negative, got \"-1\" (t.yaml:4:61)");
+	expect_error("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n"
+		     "spec: {overhead: {cpu: [1]}}\n",
+		     "Pod \"default/p\": spec.overhead.cpu: expected a quantity, got a list "
+		     "(t.yaml:4:24)");
+	expect_error("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n"
+		     "spec: {containers: {name: a}}\n",
+		     "Pod \"default/p\": spec.containers: expected a list, got a mapping "
+		     "(t.yaml:4:20)");
+	/* Sums that do not fit in 64 bits. */
+	kb_object *o;
+	kb_err err;
+	assert_int_equal(decode_src("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n"
+				    "  containers:\n"
+				    "  - {name: a, resources: {requests: {memory: 5Pi}}}\n"
+				    "  - {name: b, resources: {requests: {memory: 5Pi}}}\n",
+				    "t.yaml", &o, &err),
+			 -EINVAL);
+	assert_non_null(strstr(err.msg, "spec.containers[1]: requests too large in total"));
+}
+
+static void pod_group_link_precedence(void **state)
+{
+	static const struct {
+		const char *meta;
+		const char *want;
+	} cases[] = {
+		{"annotations: {scheduling.k8s.io/group-name: a, "
+		 "scheduling.volcano.sh/group-name: b}, "
+		 "labels: {scheduling.x-k8s.io/pod-group: c, pod-group.scheduling.sigs.k8s.io: d}",
+		 "a"},
+		{"annotations: {scheduling.volcano.sh/group-name: b}, "
+		 "labels: {scheduling.x-k8s.io/pod-group: c, pod-group.scheduling.sigs.k8s.io: d}",
+		 "b"},
+		{"labels: {scheduling.x-k8s.io/pod-group: c, pod-group.scheduling.sigs.k8s.io: d}",
+		 "c"},
+		{"labels: {pod-group.scheduling.sigs.k8s.io: d}", "d"},
+		{"annotations: {scheduling.k8s.io/group-name: \"\"}, "
+		 "labels: {pod-group.scheduling.sigs.k8s.io: d}",
+		 "d"},
+		{"labels: {app: x}", NULL},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char buf[512];
+		snprintf(buf, sizeof(buf), "apiVersion: v1\nkind: Pod\nmetadata: {name: p, %s}\n",
+			 cases[i].meta);
+		kb_object *o = decode_ok(buf);
+		if (cases[i].want)
+			assert_string_equal(o->u.pod.group_name, cases[i].want);
+		else
+			assert_null(o->u.pod.group_name);
+		kb_object_free(o);
+	}
+}
+
+static void pod_sim_annotations_are_exact_seconds(void **state)
+{
+	kb_object *o = decode_ok("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n"
+				 "  annotations:\n"
+				 "    sim.kube-batchd.io/arrival: \"1.5\"\n"
+				 "    sim.kube-batchd.io/duration: \"3600\"\n");
+	assert_int_equal(o->u.pod.sim_arrival_ms, 1500);
+	assert_int_equal(o->u.pod.sim_duration_ms, 3600000);
+	kb_object_free(o);
+	o = decode_ok("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n"
+		      "  annotations: {sim.kube-batchd.io/duration: \"0.001\"}\n");
+	assert_int_equal(o->u.pod.sim_arrival_ms, 0);
+	assert_int_equal(o->u.pod.sim_duration_ms, 1);
+	kb_object_free(o);
+
+	expect_error("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n"
+		     "  annotations:\n"
+		     "    sim.kube-batchd.io/arrival: \"-1\"\n",
+		     "Pod \"default/p\": metadata.annotations.sim.kube-batchd.io/arrival: want a "
+		     "non-negative number of seconds (e.g. \"1.5\"), got \"-1\" (t.yaml:6:33)");
+	expect_error("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n"
+		     "  annotations:\n"
+		     "    sim.kube-batchd.io/duration: 10s\n",
+		     "Pod \"default/p\": metadata.annotations.sim.kube-batchd.io/duration: want a "
+		     "non-negative number of seconds (e.g. \"1.5\"), got \"10s\" (t.yaml:6:34)");
+}
+
+static void pod_gpu_annotations(void **state)
+{
+	kb_object *o = decode_ok("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n"
+				 "  annotations:\n"
+				 "    kube-batchd.io/gpu-models: V100|A100\n"
+				 "    kube-batchd.io/gpu-milli: \"500\"\n"
+				 "    kube-batchd.io/gpu-devices: \"3\"\n"
+				 "spec:\n  containers:\n"
+				 "  - {name: a, resources: {limits: {nvidia.com/gpu: 1}}}\n");
+	kb_pod_obj *p = &o->u.pod;
+	assert_string_equal(p->spec.gpu_models, "V100|A100");
+	assert_int_equal(p->spec.gpu_milli, 500);
+	assert_int_equal(res(&p->req, "nvidia.com/gpu"), 500); /* charged its share */
+	assert_int_equal(p->ngpu_devices, 1);
+	assert_int_equal(p->gpu_devices[0], 3);
+	assert_false(p->best_effort);
+	kb_object_free(o);
+
+	/* A share without asking for the GPU resource at all. */
+	o = decode_ok("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n"
+		      "  annotations: {kube-batchd.io/gpu-milli: \"250\", "
+		      "kube-batchd.io/gpu-devices: \"0, 7\"}\n");
+	assert_int_equal(o->u.pod.spec.gpu_milli, 250);
+	assert_int_equal(res(&o->u.pod.req, "nvidia.com/gpu"), 250);
+	assert_int_equal(o->u.pod.ngpu_devices, 2);
+	assert_int_equal(o->u.pod.gpu_devices[1], 7);
+	kb_object_free(o);
+
+	static const char *bad_milli[] = {"0", "1000", "abc", "", "-5", "50.5"};
+	for (size_t i = 0; i < sizeof(bad_milli) / sizeof(bad_milli[0]); i++) {
+		char buf[256];
+		snprintf(buf, sizeof(buf),
+			 "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  annotations:\n"
+			 "    kube-batchd.io/gpu-milli: \"%s\"\n",
+			 bad_milli[i]);
+		char want[256];
+		snprintf(want, sizeof(want),
+			 "Pod \"default/p\": metadata.annotations.kube-batchd.io/gpu-milli: want "
+			 "an integer 1..999 (milli-GPU of one GPU), got \"%s\" (t.yaml:6:31)",
+			 bad_milli[i]);
+		expect_error(buf, want);
+	}
+	expect_error("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  annotations:\n"
+		     "    kube-batchd.io/gpu-milli: \"500\"\n"
+		     "spec: {containers: [{name: a, resources: {requests: {nvidia.com/gpu: 2}}}]}\n",
+		     "Pod \"default/p\": metadata.annotations.kube-batchd.io/gpu-milli: a pod "
+		     "sharing a GPU must ask for 1 nvidia.com/gpu or none, it asks for 2000 "
+		     "milli-GPU (t.yaml:6:31)");
+	expect_error("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  annotations:\n"
+		     "    kube-batchd.io/gpu-models: \"\"\n",
+		     "Pod \"default/p\": metadata.annotations.kube-batchd.io/gpu-models: must not "
+		     "be empty (want models like \"V100|A100\") (t.yaml:6:32)");
+	static const char *bad_devs[] = {"0,0", "32", "a", "0,", "1;2"};
+	for (size_t i = 0; i < sizeof(bad_devs) / sizeof(bad_devs[0]); i++) {
+		char buf[256];
+		snprintf(buf, sizeof(buf),
+			 "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  annotations:\n"
+			 "    kube-batchd.io/gpu-devices: \"%s\"\n",
+			 bad_devs[i]);
+		kb_object *x;
+		kb_err err;
+		assert_int_equal(decode_src(buf, "t.yaml", &x, &err), -EINVAL);
+		assert_non_null(
+			strstr(err.msg, "metadata.annotations.kube-batchd.io/gpu-devices: want "
+					"distinct device indices"));
+	}
+}
+
+static void pod_node_selector_and_affinity(void **state)
+{
+	kb_object *o = decode_ok(
+		"apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n"
+		"spec:\n"
+		"  nodeSelector: {zone: b, disk: ssd}\n"
+		"  affinity:\n"
+		"    podAntiAffinity: {requiredDuringSchedulingIgnoredDuringExecution: []}\n"
+		"    nodeAffinity:\n"
+		"      requiredDuringSchedulingIgnoredDuringExecution:\n"
+		"        nodeSelectorTerms:\n"
+		"        - matchExpressions:\n"
+		"          - {key: a, operator: In, values: [x, y]}\n"
+		"          - {key: b, operator: NotIn, values: [z]}\n"
+		"          - {key: c, operator: Exists}\n"
+		"          - {key: d, operator: DoesNotExist}\n"
+		"          - {key: e, operator: Gt, values: [\"3\"]}\n"
+		"          - {key: f, operator: Lt, values: [\"10\"]}\n"
+		"          matchFields:\n"
+		"          - {key: metadata.name, operator: In, values: [n1]}\n"
+		"        - matchFields:\n"
+		"          - {key: metadata.name, operator: NotIn, values: [n2]}\n"
+		"      preferredDuringSchedulingIgnoredDuringExecution:\n"
+		"      - weight: 100\n"
+		"        preference:\n"
+		"          matchExpressions: [{key: g, operator: In, values: [v]}]\n"
+		"      - weight: 1\n"
+		"        preference: {}\n");
+	kb_pod_spec *s = &o->u.pod.spec;
+	assert_int_equal(s->node_selector.n, 2);
+	assert_string_equal(s->node_selector.v[0].key, "disk");
+	assert_string_equal(kb_labels_get(&s->node_selector, "zone"), "b");
+	assert_int_equal(s->nrequired, 2);
+	const kb_selector_term *t = &s->required[0];
+	assert_int_equal(t->n, 7);
+	assert_string_equal(t->reqs[0].key, "a");
+	assert_int_equal(t->reqs[0].op, KB_SEL_IN);
+	assert_int_equal(t->reqs[0].nvalues, 2);
+	assert_string_equal(t->reqs[0].values[1], "y");
+	assert_false(t->reqs[0].field);
+	assert_int_equal(t->reqs[1].op, KB_SEL_NOT_IN);
+	assert_int_equal(t->reqs[2].op, KB_SEL_EXISTS);
+	assert_int_equal(t->reqs[2].nvalues, 0);
+	assert_int_equal(t->reqs[3].op, KB_SEL_DOES_NOT_EXIST);
+	assert_int_equal(t->reqs[4].op, KB_SEL_GT);
+	assert_string_equal(t->reqs[4].values[0], "3");
+	assert_int_equal(t->reqs[5].op, KB_SEL_LT);
+	assert_true(t->reqs[6].field);
+	assert_string_equal(t->reqs[6].key, "metadata.name");
+	assert_string_equal(t->reqs[6].values[0], "n1");
+	assert_int_equal(s->required[1].n, 1);
+	assert_int_equal(s->required[1].reqs[0].op, KB_SEL_NOT_IN);
+	assert_int_equal(s->npreferred, 2);
+	assert_int_equal(s->preferred[0].weight, 100);
+	assert_int_equal(s->preferred[0].term.n, 1);
+	assert_string_equal(s->preferred[0].term.reqs[0].key, "g");
+	assert_int_equal(s->preferred[1].weight, 1);
+	assert_int_equal(s->preferred[1].term.n, 0);
+	kb_object_free(o);
+}
+
+static void pod_affinity_errors(void **state)
+{
+	const char *head = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n"
+			   "  affinity:\n    nodeAffinity:\n";
+	static const struct {
+		const char *body;
+		const char *msg;
+	} cases[] = {
+		{"      requiredDuringSchedulingIgnoredDuringExecution:\n"
+		 "        nodeSelectorTerms:\n"
+		 "        - matchExpressions: [{key: a, operator: Near, values: [x]}]\n",
+		 "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution."
+		 "nodeSelectorTerms[0].matchExpressions[0].operator: unknown operator \"Near\" "
+		 "(t.yaml:9:49)"},
+		{"      requiredDuringSchedulingIgnoredDuringExecution:\n"
+		 "        nodeSelectorTerms:\n"
+		 "        - matchExpressions: [{key: a, operator: In}]\n",
+		 "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution."
+		 "nodeSelectorTerms[0].matchExpressions[0].values: must be non-empty for operator "
+		 "In or NotIn (t.yaml:9:30)"},
+		{"      requiredDuringSchedulingIgnoredDuringExecution:\n"
+		 "        nodeSelectorTerms:\n"
+		 "        - matchExpressions: [{key: a, operator: Gt, values: [x]}]\n",
+		 "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution."
+		 "nodeSelectorTerms[0].matchExpressions[0].values[0]: expected an integer, got "
+		 "\"x\" (t.yaml:9:62)"},
+		{"      requiredDuringSchedulingIgnoredDuringExecution:\n"
+		 "        nodeSelectorTerms:\n"
+		 "        - matchFields: [{key: metadata.labels, operator: In, values: [x]}]\n",
+		 "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution."
+		 "nodeSelectorTerms[0].matchFields[0].key: unsupported field \"metadata.labels\" "
+		 "(only metadata.name) (t.yaml:9:31)"},
+		{"      preferredDuringSchedulingIgnoredDuringExecution:\n"
+		 "      - {weight: 0, preference: {}}\n",
+		 "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0]."
+		 "weight: out of range [1, 100], got \"0\" (t.yaml:8:18)"},
+		{"      preferredDuringSchedulingIgnoredDuringExecution:\n"
+		 "      - {weight: 101, preference: {}}\n",
+		 "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0]."
+		 "weight: out of range [1, 100], got \"101\" (t.yaml:8:18)"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char buf[1024], want[1024];
+		snprintf(buf, sizeof(buf), "%s%s", head, cases[i].body);
+		snprintf(want, sizeof(want), "Pod \"default/p\": %s", cases[i].msg);
+		expect_error(buf, want);
+	}
+}
+
+static void pod_tolerations(void **state)
+{
+	kb_object *o = decode_ok("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n"
+				 "spec:\n  tolerations:\n"
+				 "  - {key: gpu, value: \"yes\", effect: NoSchedule}\n"
+				 "  - {key: spot, operator: Exists}\n"
+				 "  - {operator: Exists}\n"
+				 "  - {key: x, operator: Equal, value: v, effect: NoExecute, "
+				 "tolerationSeconds: 30}\n");
+	kb_pod_spec *s = &o->u.pod.spec;
+	assert_int_equal(s->ntolerations, 4);
+	assert_string_equal(s->tolerations[0].key, "gpu");
+	assert_string_equal(s->tolerations[0].value, "yes");
+	assert_false(s->tolerations[0].exists);
+	assert_int_equal(s->tolerations[0].effect, KB_EFFECT_NO_SCHEDULE);
+	assert_true(s->tolerations[1].exists);
+	assert_int_equal(s->tolerations[1].effect, KB_EFFECT_ALL);
+	assert_string_equal(s->tolerations[2].key, "");
+	assert_true(s->tolerations[2].exists);
+	assert_int_equal(s->tolerations[3].effect, KB_EFFECT_NO_EXECUTE);
+	kb_object_free(o);
+
+	expect_error("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n"
+		     "spec: {tolerations: [{key: a, operator: Like}]}\n",
+		     "Pod \"default/p\": spec.tolerations[0].operator: unknown operator \"Like\" "
+		     "(want Equal or Exists) (t.yaml:4:41)");
+	expect_error("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n"
+		     "spec: {tolerations: [{key: a, effect: Sometimes}]}\n",
+		     "Pod \"default/p\": spec.tolerations[0].effect: unknown effect \"Sometimes\" "
+		     "(want NoSchedule, PreferNoSchedule or NoExecute) (t.yaml:4:39)");
+	expect_error("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n"
+		     "spec: {tolerations: [{key: a, operator: Exists, value: v}]}\n",
+		     "Pod \"default/p\": spec.tolerations[0].value: must be empty when the "
+		     "operator is Exists (t.yaml:4:56)");
+	expect_error("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n"
+		     "spec: {tolerations: [{value: v}]}\n",
+		     "Pod \"default/p\": spec.tolerations[0].operator: must be Exists when the key "
+		     "is empty (t.yaml:4:22)");
+}
+
+static void pod_host_ports(void **state)
+{
+	kb_object *o = decode_ok("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n"
+				 "spec:\n"
+				 "  initContainers: [{name: i, ports: [{hostPort: 9}]}]\n"
+				 "  containers:\n"
+				 "  - name: a\n"
+				 "    ports:\n"
+				 "    - {containerPort: 80}\n"
+				 "    - {containerPort: 80, hostPort: 8080}\n"
+				 "    - {containerPort: 53, hostPort: 53, protocol: UDP, hostIP: "
+				 "10.0.0.1}\n"
+				 "  - name: b\n"
+				 "    ports: [{hostPort: 9000, protocol: SCTP}]\n");
+	kb_pod_spec *s = &o->u.pod.spec;
+	assert_int_equal(s->nhost_ports, 3);
+	assert_int_equal(s->host_ports[0].port, 8080);
+	assert_int_equal(s->host_ports[0].proto, KB_PROTO_TCP);
+	assert_string_equal(s->host_ports[0].ip, "");
+	assert_int_equal(s->host_ports[1].port, 53);
+	assert_int_equal(s->host_ports[1].proto, KB_PROTO_UDP);
+	assert_string_equal(s->host_ports[1].ip, "10.0.0.1");
+	assert_int_equal(s->host_ports[2].proto, KB_PROTO_SCTP);
+	kb_object_free(o);
+
+	expect_error("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n"
+		     "spec: {containers: [{name: a, ports: [{hostPort: 70000}]}]}\n",
+		     "Pod \"default/p\": spec.containers[0].ports[0].hostPort: out of range [0, "
+		     "65535], got \"70000\" (t.yaml:4:50)");
+	expect_error("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n"
+		     "spec: {containers: [{name: a, ports: [{hostPort: 1, protocol: QUIC}]}]}\n",
+		     "Pod \"default/p\": spec.containers[0].ports[0].protocol: unknown protocol "
+		     "\"QUIC\" (want TCP, UDP or SCTP) (t.yaml:4:63)");
+}
+
+/* ---- limits ---------------------------------------------------------------- */
+
+/* head followed by n lines "<pre><i><post>". */
+static char *pod_with_many(const char *head, const char *pre, const char *post, size_t n)
+{
+	size_t cap = strlen(head) + n * (strlen(pre) + strlen(post) + 24) + 1;
+	char *buf = malloc(cap);
+	assert_non_null(buf);
+	size_t off = (size_t)snprintf(buf, cap, "%s", head);
+	for (size_t i = 0; i < n; i++)
+		off += (size_t)snprintf(buf + off, cap - off, "%s%zu%s", pre, i, post);
+	return buf;
+}
+
+static void size_limits_are_enforced(void **state)
+{
+	const char *head = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n";
+	char *y = pod_with_many("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n"
+				"  initContainers: [{name: i}]\n  containers:\n",
+				"  - {name: c", "}\n", 1024);
+	kb_object *o;
+	kb_err err;
+	assert_int_equal(decode_src(y, "t.yaml", &o, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "spec.containers: too many containers and init "
+					"containers (1025, at most 1024)"));
+	free(y);
+	y = pod_with_many("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n"
+			  "  containers:\n",
+			  "  - {name: c", "}\n", 1024);
+	o = decode_ok(y);
+	kb_object_free(o);
+	free(y);
+
+	char h2[256];
+	snprintf(h2, sizeof(h2), "%s  tolerations:\n", head);
+	y = pod_with_many(h2, "  - {key: k", ", operator: Exists}\n", 1025);
+	assert_int_equal(decode_src(y, "t.yaml", &o, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "spec.tolerations: too many items (1025, at most 1024)"));
+	free(y);
+
+	y = pod_with_many("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  labels:\n",
+			  "    l", ": v\n", 1025);
+	assert_int_equal(decode_src(y, "t.yaml", &o, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "metadata.labels: too many entries (1025, at most 1024)"));
+	free(y);
+}
+
+static void resource_names_run_out_with_enospc(void **state)
+{
+	kb_resnames saved = names;
+	char y[2048];
+	size_t off = (size_t)snprintf(y, sizeof(y),
+				      "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n"
+				      "status:\n  allocatable:\n");
+	for (int i = 0; i < KB_RES_MAX + 1; i++)
+		off += (size_t)snprintf(y + off, sizeof(y) - off, "    example.com/r%d: 1\n", i);
+	kb_object *o;
+	kb_err err;
+	assert_int_equal(decode_src(y, "t.yaml", &o, &err), -ENOSPC);
+	assert_non_null(strstr(err.msg, "Node \"n1\": status.allocatable.example.com/r"));
+	assert_non_null(strstr(err.msg, "too many distinct resource names"));
+	names = saved;
+}
+
+/* ---- PodGroup -------------------------------------------------------------- */
+
+static void podgroup_kube_batch(void **state)
+{
+	kb_object *o = decode_ok("apiVersion: scheduling.incubator.k8s.io/v1alpha1\n"
+				 "kind: PodGroup\n"
+				 "metadata: {name: pg, namespace: ns}\n"
+				 "spec:\n"
+				 "  minMember: 6\n"
+				 "  queue: q1\n"
+				 "  priorityClassName: high\n"
+				 "  minResources: {cpu: 6, nvidia.com/gpu: 4}\n"
+				 "status: {phase: Inqueue}\n");
+	kb_podgroup_obj *pg = &o->u.podgroup;
+	assert_int_equal(o->kind, KB_KIND_PODGROUP);
+	assert_string_equal(o->meta.key, "ns/pg");
+	assert_int_equal(pg->flavor, KB_PG_KUBE_BATCH);
+	assert_int_equal(pg->min_member, 6);
+	assert_string_equal(pg->queue, "q1");
+	assert_string_equal(pg->priority_class_name, "high");
+	assert_true(pg->has_min_resources);
+	assert_int_equal(pg->min_resources.q[KB_RES_CPU], 6000);
+	assert_int_equal(res(&pg->min_resources, "nvidia.com/gpu"), 4000);
+	assert_int_equal(pg->phase, KB_PG_INQUEUE);
+	kb_object_free(o);
+
+	/* Defaults: minMember 0 (no CRD defaults it), no queue, Pending. */
+	o = decode_ok("apiVersion: scheduling.incubator.k8s.io/v1alpha1\nkind: PodGroup\n"
+		      "metadata: {name: pg}\n");
+	pg = &o->u.podgroup;
+	assert_string_equal(o->meta.ns, "default");
+	assert_int_equal(pg->min_member, 0);
+	assert_null(pg->queue);
+	assert_null(pg->priority_class_name);
+	assert_false(pg->has_min_resources);
+	assert_int_equal(pg->phase, KB_PG_PENDING);
+	kb_object_free(o);
+}
+
+static void podgroup_volcano(void **state)
+{
+	kb_object *o = decode_ok("apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\n"
+				 "metadata: {name: pg}\n"
+				 "spec: {minMember: 2, minTaskMember: {ps: 1}, "
+				 "priorityClassName: low}\n"
+				 "status: {phase: Running, running: 2}\n");
+	kb_podgroup_obj *pg = &o->u.podgroup;
+	assert_int_equal(pg->flavor, KB_PG_VOLCANO);
+	assert_int_equal(pg->min_member, 2);
+	assert_string_equal(pg->queue, "default"); /* volcano's CRD default */
+	assert_string_equal(pg->priority_class_name, "low");
+	assert_int_equal(pg->phase, KB_PG_RUNNING);
+	kb_object_free(o);
+
+	static const struct {
+		const char *s;
+		kb_pg_phase ph;
+	} phases[] = {{"Pending", KB_PG_PENDING},     {"Unknown", KB_PG_UNKNOWN},
+		      {"Completed", KB_PG_COMPLETED}, {"Whatever", KB_PG_PENDING},
+		      {"Inqueue", KB_PG_INQUEUE}};
+	for (size_t i = 0; i < sizeof(phases) / sizeof(phases[0]); i++) {
+		char buf[256];
+		snprintf(buf, sizeof(buf),
+			 "apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\n"
+			 "metadata: {name: pg}\nstatus: {phase: %s}\n",
+			 phases[i].s);
+		o = decode_ok(buf);
+		assert_int_equal(o->u.podgroup.phase, phases[i].ph);
+		kb_object_free(o);
+	}
+}
+
+static void podgroup_coscheduling_both_groups(void **state)
+{
+	static const char *apis[] = {"scheduling.x-k8s.io/v1alpha1",
+				     "scheduling.sigs.k8s.io/v1alpha1"};
+	for (size_t i = 0; i < 2; i++) {
+		char buf[512];
+		snprintf(buf, sizeof(buf),
+			 "apiVersion: %s\nkind: PodGroup\nmetadata: {name: nginx}\n"
+			 "spec: {minMember: 3, scheduleTimeoutSeconds: 10, minResources: {cpu: 3},"
+			 " queue: ignored, priorityClassName: ignored}\n"
+			 "status: {phase: Scheduling}\n",
+			 apis[i]);
+		kb_object *o = decode_ok(buf);
+		kb_podgroup_obj *pg = &o->u.podgroup;
+		assert_int_equal(pg->flavor, KB_PG_COSCHED);
+		assert_int_equal(pg->min_member, 3);
+		assert_null(pg->queue);
+		assert_null(pg->priority_class_name);
+		assert_true(pg->has_min_resources);
+		assert_int_equal(pg->min_resources.q[KB_RES_CPU], 3000);
+		assert_int_equal(pg->phase, KB_PG_INQUEUE);
+		kb_object_free(o);
+	}
+	kb_object *o = decode_ok("apiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\n"
+				 "metadata: {name: pg}\nstatus: {phase: Finished}\n");
+	assert_int_equal(o->u.podgroup.phase, KB_PG_COMPLETED);
+	kb_object_free(o);
+}
+
+static void podgroup_errors(void **state)
+{
+	expect_error("apiVersion: scheduling.volcano.sh/v1beta1\n"
+		     "kind: PodGroup\n"
+		     "metadata: {name: pg, namespace: ns}\n"
+		     "spec:\n"
+		     "  minMember: -1\n",
+		     "PodGroup \"ns/pg\": spec.minMember: must be >= 0, got -1 (t.yaml:5:14)");
+	expect_error("apiVersion: example.com/v1\nkind: PodGroup\nmetadata: {name: pg}\n",
+		     "PodGroup \"default/pg\": apiVersion: unknown PodGroup API \"example.com/v1\" "
+		     "(want scheduling.incubator.k8s.io/v1alpha1, scheduling.volcano.sh/v1beta1 or "
+		     "scheduling.x-k8s.io/v1alpha1) (t.yaml:1:13)");
+	expect_error("apiVersion: scheduling.incubator.k8s.io/v1alpha1\nkind: PodGroup\n"
+		     "metadata: {name: pg}\nspec: {minMember: three}\n",
+		     "PodGroup \"default/pg\": spec.minMember: expected an integer, got \"three\" "
+		     "(t.yaml:4:19)");
+	expect_error("apiVersion: scheduling.incubator.k8s.io/v1alpha1\nkind: PodGroup\n"
+		     "metadata: {name: pg}\nspec: {minResources: {cpu: lots}}\n",
+		     "PodGroup \"default/pg\": spec.minResources.cpu: bad quantity \"lots\" "
+		     "(t.yaml:4:28)");
+}
+
+/* ---- Queue ----------------------------------------------------------------- */
+
+static void queue_kube_batch(void **state)
+{
+	kb_object *o = decode_ok("apiVersion: scheduling.incubator.k8s.io/v1alpha1\nkind: Queue\n"
+				 "metadata: {name: q1, namespace: ignored}\n"
+				 "spec: {weight: 3, capability: {cpu: 10, nvidia.com/gpu: 4}}\n");
+	kb_queue_obj *q = &o->u.queue;
+	assert_int_equal(o->kind, KB_KIND_QUEUE);
+	assert_string_equal(o->meta.key, "q1");
+	assert_string_equal(o->meta.ns, "");
+	assert_int_equal(q->flavor, KB_PG_KUBE_BATCH);
+	assert_int_equal(q->weight, 3);
+	assert_int_equal(q->capability.q[KB_RES_CPU], 10000);
+	int gi = kb_resnames_find(&names, "nvidia.com/gpu");
+	assert_int_equal(q->capability_mask, (1u << KB_RES_CPU) | (1u << gi));
+	assert_int_equal(q->capability.q[gi], 4000);
+	assert_true(q->reclaimable);
+	assert_int_equal(q->state, KB_QUEUE_OPEN);
+	assert_null(q->parent);
+	assert_true(kb_res_is_zero(&q->guarantee));
+	kb_object_free(o);
+
+	o = decode_ok("apiVersion: scheduling.incubator.k8s.io/v1alpha1\nkind: Queue\n"
+		      "metadata: {name: q1}\n");
+	assert_int_equal(o->u.queue.weight, 1);
+	assert_int_equal(o->u.queue.capability_mask, 0);
+	kb_object_free(o);
+
+	expect_error("apiVersion: scheduling.incubator.k8s.io/v1alpha1\nkind: Queue\n"
+		     "metadata: {name: q1}\nspec: {weight: 0}\n",
+		     "Queue \"q1\": spec.weight: must be >= 1, got 0 (t.yaml:4:16)");
+}
+
+static void queue_volcano(void **state)
+{
+	kb_object *o = decode_ok("apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\n"
+				 "metadata: {name: q2}\n"
+				 "spec:\n"
+				 "  weight: 0\n"
+				 "  reclaimable: false\n"
+				 "  parent: root\n"
+				 "  capability: {memory: 64Gi}\n"
+				 "  guarantee:\n"
+				 "    resource: {cpu: 2}\n"
+				 "status: {state: Closed}\n");
+	kb_queue_obj *q = &o->u.queue;
+	assert_int_equal(q->flavor, KB_PG_VOLCANO);
+	assert_int_equal(q->weight, 1); /* volcano's webhook: 0 means 1 */
+	assert_false(q->reclaimable);
+	assert_string_equal(q->parent, "root");
+	assert_int_equal(q->capability_mask, 1u << KB_RES_MEMORY);
+	assert_int_equal(q->guarantee.q[KB_RES_CPU], 2000);
+	assert_int_equal(q->state, KB_QUEUE_CLOSED);
+	kb_object_free(o);
+
+	o = decode_ok("apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\n"
+		      "metadata: {name: q2}\nspec: {weight: 4}\nstatus: {state: Closing}\n");
+	assert_int_equal(o->u.queue.weight, 4);
+	assert_true(o->u.queue.reclaimable);
+	assert_int_equal(o->u.queue.state, KB_QUEUE_CLOSING);
+	kb_object_free(o);
+	o = decode_ok("apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\n"
+		      "metadata: {name: q2}\nstatus: {state: Open}\n");
+	assert_int_equal(o->u.queue.state, KB_QUEUE_OPEN);
+	kb_object_free(o);
+
+	expect_error("apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\n"
+		     "metadata: {name: q2}\nspec: {weight: -2}\n",
+		     "Queue \"q2\": spec.weight: must be >= 1, got -2 (t.yaml:4:16)");
+	expect_error("apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\n"
+		     "metadata: {name: q2}\nspec: {guarantee: {resource: {cpu: x}}}\n",
+		     "Queue \"q2\": spec.guarantee.resource.cpu: bad quantity \"x\" (t.yaml:4:36)");
+	expect_error("apiVersion: scheduling.x-k8s.io/v1alpha1\nkind: Queue\n"
+		     "metadata: {name: q3}\n",
+		     "Queue \"q3\": apiVersion: unknown Queue API \"scheduling.x-k8s.io/v1alpha1\" "
+		     "(want scheduling.incubator.k8s.io/v1alpha1 or scheduling.volcano.sh/v1beta1) "
+		     "(t.yaml:1:13)");
+}
+
+/* ---- PriorityClass --------------------------------------------------------- */
+
+static void priority_class(void **state)
+{
+	kb_object *o = decode_ok("apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\n"
+				 "metadata: {name: high}\nvalue: 1000000\nglobalDefault: true\n");
+	assert_int_equal(o->kind, KB_KIND_PRIORITY_CLASS);
+	assert_string_equal(o->meta.key, "high");
+	assert_int_equal(o->u.priority_class.value, 1000000);
+	assert_true(o->u.priority_class.global_default);
+	kb_object_free(o);
+	o = decode_ok("apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\n"
+		      "metadata: {name: low}\nvalue: -10\n");
+	assert_int_equal(o->u.priority_class.value, -10);
+	assert_false(o->u.priority_class.global_default);
+	kb_object_free(o);
+
+	expect_error("apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\n"
+		     "metadata: {name: huge}\nvalue: 3000000000\n",
+		     "PriorityClass \"huge\": value: out of range [-2147483648, 2147483647], got "
+		     "\"3000000000\" (t.yaml:4:8)");
+	expect_error("apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\n"
+		     "metadata: {name: none}\n",
+		     "PriorityClass \"none\": value: required (t.yaml:1:1)");
+	expect_error("apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\n"
+		     "metadata: {name: q}\nvalue: \"10\"\n",
+		     "PriorityClass \"q\": value: expected an integer, got \"10\" (t.yaml:4:8)");
+}
+
+/* ---- misc ------------------------------------------------------------------ */
+
+static void multi_document_positions(void **state)
+{
+	const char *y = "apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n"
+			"---\n"
+			"# comment\n"
+			"apiVersion: v1\nkind: Namespace\nmetadata: {name: b}\n";
+	kb_yaml_file f;
+	kb_err err = {0};
+	assert_int_equal(kb_yaml_load_buffer(y, strlen(y), "m.yaml", &f, &err), 0);
+	assert_int_equal(f.ndocs, 2);
+	kb_object *o;
+	assert_int_equal(kb_object_decode(f.docs[1], f.name, &names, &o, &err), 0);
+	assert_int_equal(o->meta.line, 6);
+	assert_int_equal(o->meta.col, 1);
+	kb_object_free(o);
+	kb_yaml_file_release(&f);
+}
+
+static void free_accepts_null_and_labels_get_empty(void **state)
+{
+	assert_null(kb_object_free(NULL));
+	kb_labels empty = {0};
+	assert_null(kb_labels_get(&empty, "a"));
+	assert_null(kb_labels_get(NULL, "a"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup(namespace_is_cluster_scoped_meta_only, setup),
+		cmocka_unit_test_setup(meta_defaults_namespace_uid_and_timestamps, setup),
+		cmocka_unit_test_setup(unknown_kind_is_other_with_meta, setup),
+		cmocka_unit_test_setup(meta_errors_name_field_and_position, setup),
+		cmocka_unit_test_setup(bad_timestamps_are_refused, setup),
+		cmocka_unit_test_setup(node_decodes_allocatable_taints_gpus, setup),
+		cmocka_unit_test_setup(node_capacity_fallback_pods_and_readiness, setup),
+		cmocka_unit_test_setup(node_errors, setup),
+		cmocka_unit_test_setup(node_gpu_topology_must_cover_every_device_once, setup),
+		cmocka_unit_test_setup(pod_defaults, setup),
+		cmocka_unit_test_setup(pod_fields, setup),
+		cmocka_unit_test_setup(pod_requests_limits_init_overhead, setup),
+		cmocka_unit_test_setup(pod_sidecars_add_to_the_containers, setup),
+		cmocka_unit_test_setup(pod_best_effort_means_nothing_but_pods, setup),
+		cmocka_unit_test_setup(pod_request_errors, setup),
+		cmocka_unit_test_setup(pod_group_link_precedence, setup),
+		cmocka_unit_test_setup(pod_sim_annotations_are_exact_seconds, setup),
+		cmocka_unit_test_setup(pod_gpu_annotations, setup),
+		cmocka_unit_test_setup(pod_node_selector_and_affinity, setup),
+		cmocka_unit_test_setup(pod_affinity_errors, setup),
+		cmocka_unit_test_setup(pod_tolerations, setup),
+		cmocka_unit_test_setup(pod_host_ports, setup),
+		cmocka_unit_test_setup(size_limits_are_enforced, setup),
+		cmocka_unit_test_setup(resource_names_run_out_with_enospc, setup),
+		cmocka_unit_test_setup(podgroup_kube_batch, setup),
+		cmocka_unit_test_setup(podgroup_volcano, setup),
+		cmocka_unit_test_setup(podgroup_coscheduling_both_groups, setup),
+		cmocka_unit_test_setup(podgroup_errors, setup),
+		cmocka_unit_test_setup(queue_kube_batch, setup),
+		cmocka_unit_test_setup(queue_volcano, setup),
+		cmocka_unit_test_setup(priority_class, setup),
+		cmocka_unit_test_setup(multi_document_positions, setup),
+		cmocka_unit_test_setup(free_accepts_null_and_labels_get_empty, setup),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
