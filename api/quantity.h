@@ -17,7 +17,8 @@
  * (callers that forbid them check the sign).
  *
  * The largest representable value is INT64_MAX milli-units (about 9.2e15
- * units, 8 EiB of memory); larger values are -ERANGE.
+ * units: "8388Ti" of memory parses, "8389Ti" does not); larger values
+ * are -ERANGE.
  */
 #ifndef KB_API_QUANTITY_H
 #define KB_API_QUANTITY_H

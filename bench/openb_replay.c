@@ -225,6 +225,23 @@ static int replay(const struct trace *t, enum kb_gpu_policy policy,
 		perm[i] = perm[j];
 		perm[j] = tmp;
 	}
+	if (getenv("ORDER") && policy == KB_GPU_POLICY_KUBE_BATCHD) {
+		int dir = atoi(getenv("ORDER"));
+		/* stable insertion sort by gpu_count (dir>0 asc, dir<0 desc), dir==2: by cpu/gpu ratio asc */
+		for (size_t i = 1; i < nn; i++) {
+			uint32_t v = perm[i]; size_t j = i;
+			while (j > 0) {
+				const struct kb_gpu_node *a = &t->nodes[perm[j-1]], *b = &t->nodes[v];
+				double ka, kb;
+				if (dir == 2 || dir == -2) { ka = (double)a->cpu_milli_free / (a->gpu_count + 0.01); kb = (double)b->cpu_milli_free / (b->gpu_count + 0.01); }
+				else { ka = a->gpu_count; kb = b->gpu_count; }
+				if (dir < 0) { ka = -ka; kb = -kb; }
+				if (ka <= kb) break;
+				perm[j] = perm[j-1]; j--;
+			}
+			perm[j] = v;
+		}
+	}
 	memset(st, 0, sizeof(*st));
 
 	for (size_t k = 0; k < norder; k++) {

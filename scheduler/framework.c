@@ -117,6 +117,10 @@ int kb_session_close(kb_session *ssn)
 {
 	const kb_snapshot *s = ssn->snap;
 	const kb_effects *fx = ssn->effects;
+	/* Plugins close first: they may finish the jobs' reasons (gang). */
+	for (uint32_t k = ssn->nplugins; k-- > 0;)
+		if (ssn->plugins[k].ops->close)
+			ssn->plugins[k].ops->close(ssn, ssn->plugins[k].state);
 	if (fx && fx->job_status)
 		for (uint32_t i = 0; i < s->njobs; i++)
 			note_effect(ssn, fx->job_status(ssn->effects_ctx, ssn, &s->jobs[i]), "job status",
@@ -132,9 +136,6 @@ int kb_session_close(kb_session *ssn)
 				    t->key);
 		}
 	}
-	for (uint32_t k = ssn->nplugins; k-- > 0;)
-		if (ssn->plugins[k].ops->close)
-			ssn->plugins[k].ops->close(ssn, ssn->plugins[k].state);
 	int r = ssn->effect_errors ? ssn->first_effect_err.code : 0;
 	kb_arena_release(&ssn->arena);
 	return r;

@@ -180,8 +180,8 @@ int kb_session_open(kb_session *ssn, kb_snapshot *snap, const kb_conf *conf,
 /* Runs the configured actions in order. Returns 0 or the first -errno. */
 int kb_session_run_actions(kb_session *ssn, kb_err *err);
 
-/* Reports job statuses and pending reasons through the effects, closes the
- * plugins and frees the arena. Returns 0, or the first failing effect's
+/* Closes the plugins (in reverse tier order), then reports job statuses and
+ * pending reasons through the effects, and frees the arena. Returns 0, or the first failing effect's
  * -errno (every effect is still attempted). */
 int kb_session_close(kb_session *ssn);
 
