@@ -609,7 +609,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
-	if (getenv("COV")) { kb_gpu_workload_release(&t.workload_kbd); kb_gpu_workload_init(t.pods, t.npods, atof(getenv("COV")), getenv("NOMEM") ? 0 : KB_GPU_WORKLOAD_MEMORY, &t.workload_kbd); }
+	if (getenv("MULTI")) t.workload_kbd.flags |= KB_GPU_WORKLOAD_MULTI;
+	if (getenv("COV")) { kb_gpu_workload_release(&t.workload_kbd); kb_gpu_workload_init(t.pods, t.npods, atof(getenv("COV")), getenv("NOMEM") ? 0 : KB_GPU_WORKLOAD_MEMORY, &t.workload_kbd); if (getenv("MULTI")) t.workload_kbd.flags |= KB_GPU_WORKLOAD_MULTI; }
 	if (getenv("GW")) { double gw = atof(getenv("GW")), tot = 0; for (size_t i = 0; i < t.workload_kbd.count; i++) { struct kb_gpu_shape *sh = &t.workload_kbd.shapes[i]; sh->weight *= 1 + gw * (double)kb_gpu_task_gpu_total(&sh->task) / 1000.0; tot += sh->weight; } for (size_t i = 0; i < t.workload_kbd.count; i++) t.workload_kbd.shapes[i].weight /= tot; }
 	at100 = calloc(MAX_POLICIES, sizeof(*at100));
 	at130 = calloc(MAX_POLICIES, sizeof(*at130));

@@ -317,11 +317,12 @@ static void queue_from_obj(kb_queue *q, const char *name, const kb_queue_obj *qo
 }
 
 /* Queues: the queue file's definitions, then Queue objects (an object of the
- * same name as a file queue is ignored: the file wins, see queue/README),
+ * same name as a file queue is ignored: the file wins, see queue/README.md),
  * then an implicit default queue if nobody defined it. Sorted by name. */
 static int build_queues(const kb_cluster *c, kb_snapshot *s, const char ***ret_parents)
 {
-	size_t cap = c->nqueue_defs + c->queues.slots.n + 1;
+	uint32_t ndefs = c->queue_conf ? c->queue_conf->nqueues : 0;
+	size_t cap = ndefs + c->queues.slots.n + 1;
 	s->queues = kb_arena_calloc(&s->arena, cap, sizeof(kb_queue));
 	const char **parents = kb_arena_calloc(&s->arena, cap, sizeof(char *));
 	if (!s->queues || !parents)
@@ -330,10 +331,19 @@ static int build_queues(const kb_cluster *c, kb_snapshot *s, const char ***ret_p
 	kb_strmap seen;
 	kb_strmap_init(&seen);
 	int r = 0;
-	for (uint32_t i = 0; i < c->nqueue_defs; i++) {
-		const kb_queue_def *d = &c->queue_defs[i];
-		queue_from_obj(&s->queues[n], d->name, &d->q, 0);
-		parents[n] = d->q.parent;
+	for (uint32_t i = 0; i < ndefs; i++) {
+		const kb_queue_def *d = &c->queue_conf->queues[i];
+		kb_queue_obj qo = {
+			.weight = d->weight,
+			.capability_mask = d->capability_mask,
+			.capability = d->capability,
+			.guarantee = d->guarantee,
+			.reclaimable = d->reclaimable,
+			.state = d->state,
+			.parent = d->parent,
+		};
+		queue_from_obj(&s->queues[n], d->name, &qo, 0);
+		parents[n] = d->parent;
 		if ((r = kb_strmap_put(&seen, d->name, n)) < 0)
 			goto out;
 		n++;

@@ -27,6 +27,7 @@
 #include "base/strmap.h"
 #include "base/vec.h"
 #include "cache/objects.h"
+#include "queue/queue_conf.h"
 
 typedef struct kb_slot {
 	kb_object *obj; /* NULL: free slot */
@@ -51,12 +52,6 @@ typedef struct kb_store {
  * the namespace has no queue of its own. */
 typedef const char *(*kb_ns_queue_fn)(void *ctx, const char *ns);
 
-/* A queue that does not come from a Queue object (the queue file). */
-typedef struct kb_queue_def {
-	const char *name;
-	kb_queue_obj q;
-} kb_queue_def;
-
 typedef struct kb_cluster {
 	kb_resnames resnames;
 	kb_store nodes, pods, podgroups, queues, priority_classes;
@@ -64,8 +59,7 @@ typedef struct kb_cluster {
 	const char *default_queue;
 	kb_ns_queue_fn ns_queue;
 	void *ns_queue_ctx;
-	const kb_queue_def *queue_defs; /* merged with Queue objects, see queue/ */
-	uint32_t nqueue_defs;
+	const kb_queue_conf *queue_conf; /* the queue file, or NULL; borrowed */
 	uint64_t generation; /* bumped by every change */
 } kb_cluster;
 

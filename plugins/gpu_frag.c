@@ -358,6 +358,18 @@ double kb_gpu_node_frag(const struct kb_gpu_node *node,
 			frag += w * (double)total;
 			continue;
 		}
+		if (workload->flags & KB_GPU_WORKLOAD_MULTI) {
+			int64_t slots = 0, copies;
+			for (int i = 0; i < node->gpu_count; i++)
+				slots += node->gpu_milli_free[i] / t->gpu_milli;
+			copies = slots / t->num_gpu;
+			if (t->cpu_milli > 0 && node->cpu_milli_free / t->cpu_milli < copies)
+				copies = node->cpu_milli_free / t->cpu_milli;
+			if (memory && t->memory_mib > 0 && node->memory_mib_free / t->memory_mib < copies)
+				copies = node->memory_mib_free / t->memory_mib;
+			frag += w * (double)(total - copies * t->num_gpu * t->gpu_milli);
+			continue;
+		}
 		for (int i = 0; i < node->gpu_count; i++) {
 			if (node->gpu_milli_free[i] >= t->gpu_milli)
 				usable++;

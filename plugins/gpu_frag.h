@@ -83,6 +83,7 @@ enum {
 	/* A shape that does not fit the node's free memory makes the node's
 	 * idle GPUs fragments for it (FGD ignores memory). */
 	KB_GPU_WORKLOAD_MEMORY = 1u << 0,
+	KB_GPU_WORKLOAD_MULTI = 1u << 1,
 };
 
 /* The expected workload: the most common shapes covering a given share of

@@ -513,21 +513,36 @@ int kb_simulate(const kb_sim_options *opt, FILE *out, kb_err *err)
 				    : kb_conf_load_default(&conf, err);
 	if (r < 0)
 		return r;
-	if (opt->queue_conf) {
-		kb_conf_release(&conf);
-		return kb_err_set(err, -ENOTSUP, "--queue-conf: the queue configuration file is not "
-						 "supported by this build yet");
-	}
 	sim_state sim;
 	memset(&sim, 0, sizeof(sim));
 	sim.opt = opt;
 	kb_cluster_init(&sim.cluster, opt->scheduler_name ? opt->scheduler_name : "kube-batchd",
 			opt->default_queue ? opt->default_queue : "default");
+	kb_queue_conf qconf;
+	memset(&qconf, 0, sizeof(qconf));
 	kb_object_vec later = {0};
+	if (opt->queue_conf) {
+		if ((r = kb_queue_conf_load_file(opt->queue_conf, &sim.cluster.resnames, &qconf, err)) < 0)
+			goto out;
+		sim.cluster.queue_conf = &qconf;
+		sim.cluster.ns_queue = kb_queue_conf_ns_queue;
+		sim.cluster.ns_queue_ctx = &qconf;
+	}
 	for (uint32_t i = 0; i < opt->nfiles && r == 0; i++)
 		r = kb_manifests_load(&sim.cluster, opt->files[i], &later, err);
 	if (r < 0)
 		goto out;
+	if (opt->queue_conf) {
+		/* Guarantees must fit the cluster the scenario describes. */
+		kb_snapshot s0;
+		kb_snapshot_init(&s0);
+		r = kb_cluster_snapshot(&sim.cluster, &s0, err);
+		if (r == 0)
+			r = kb_queue_conf_check_cluster(&qconf, &s0.total_allocatable, &s0.resnames, err);
+		kb_snapshot_release(&s0);
+		if (r < 0)
+			goto out;
+	}
 	qsort(later.v, later.n, sizeof(kb_object *), cmp_arrival);
 
 	int64_t period = opt->period_ms > 0 ? opt->period_ms : 1000;
@@ -598,6 +613,7 @@ out:
 		kb_object_free(later.v[i]);
 	KB_VEC_RELEASE(&later);
 	sim_release(&sim);
+	kb_queue_conf_release(&qconf);
 	kb_conf_release(&conf);
 	return r;
 }

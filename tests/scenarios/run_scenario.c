@@ -385,6 +385,20 @@ static void check_expect(const kb_yaml_node *ex, json_t *outj)
 			if (a)
 				expect_quantities(what, a, json_object_get(q, "allocated"));
 		}
+	if ((n = kb_yaml_get(ex, "bound_at")))
+		for (size_t i = 0; i < n->n; i++) {
+			const char *pod = n->pairs[i].key->str;
+			double w;
+			if (kb_yaml_double(n->pairs[i].value, &w) < 0) {
+				FAIL("bound_at %s: expected a number of seconds", pod);
+				continue;
+			}
+			double t = bound_time(outj, pod);
+			if (t < 0)
+				FAIL("%s: expected bound at t=%.3f, was never bound", pod, w);
+			else if (t < w - 1e-9 || t > w + 1e-9)
+				FAIL("%s: expected bound at t=%.3f, got t=%.3f", pod, w, t);
+		}
 	check_pairs(outj, kb_yaml_get(ex, "same_node"), true);
 	check_pairs(outj, kb_yaml_get(ex, "different_nodes"), false);
 	if ((n = kb_yaml_get(ex, "bound_before")))

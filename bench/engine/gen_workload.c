@@ -1,0 +1,252 @@
+/* gen_workload.c - writes the workloads of shared/BENCHMARKS.md section 1 as
+ * multi-document Kubernetes manifests (what `kubectl apply -f` and
+ * `kube-batchd simulate -f` take).
+ *
+ *   gen-workload WORKLOAD [--scale F] [--seed N] [--out FILE]
+ *                         [--nodes N] [--pods N] [--gpu-gang-frac F]
+ *
+ * WORKLOAD is one of
+ *   basic-5k   5,000 nodes (4,000 x 64 cpu / 256Gi, 1,000 x 96 cpu / 768Gi /
+ *              8 nvidia.com/gpu), 50,000 lone pods of 1-4 cpu;
+ *   gang-5k    the same nodes, 50,000 pods in gangs of 2-64 members (one
+ *              kube-batch PodGroup per gang, minMember = size), a quarter of
+ *              the gangs asking 1-8 GPUs per member, four Queues (weights
+ *              1:2:3:4), each PodGroup naming one of them;
+ *   scale-15k  15,000 nodes (same 4:1 mix), 150,000 pods, the gang-5k mix.
+ * --scale F multiplies the node and pod counts (at least 1 node, 2 pods);
+ * --nodes / --pods set the counts outright (before --scale).
+ *
+ * Every pod: schedulerName kube-batchd, 1-4 cpu, memory = cpu x 1-3 Gi (the
+ * nodes have 4 and 8 Gi per cpu, so cpu is the binding constraint), GPUs in
+ * requests and limits. Nodes allow 110 pods.
+ *
+ * Deterministic: the output depends only on the arguments (own PRNG,
+ * splitmix64; no time, no locale). Same seed, same bytes.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct rng {
+	uint64_t s;
+} rng;
+
+static uint64_t rng_next(rng *r)
+{
+	uint64_t z = (r->s += 0x9e3779b97f4a7c15ULL);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+/* Uniform integer in [lo, hi]. */
+static int64_t rng_range(rng *r, int64_t lo, int64_t hi)
+{
+	uint64_t span = (uint64_t)(hi - lo) + 1;
+	return lo + (int64_t)(rng_next(r) % span);
+}
+
+/* Uniform double in [0, 1). */
+static double rng_unit(rng *r)
+{
+	return (double)(rng_next(r) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+typedef struct workload {
+	const char *name;
+	int64_t nodes, pods;
+	bool gangs;
+} workload;
+
+static const workload workloads[] = {
+	{"basic-5k", 5000, 50000, false},
+	{"gang-5k", 5000, 50000, true},
+	{"scale-15k", 15000, 150000, true},
+};
+
+#define NQUEUES 4
+#define NAMESPACE "bench"
+
+static void usage(FILE *f)
+{
+	fputs("usage: gen-workload basic-5k|gang-5k|scale-15k [--scale F] [--seed N] [--out FILE]\n"
+	      "                    [--nodes N] [--pods N] [--gpu-gang-frac F]\n",
+	      f);
+}
+
+static void write_nodes(FILE *out, int64_t n)
+{
+	/* 4 of 5 nodes are 64-cpu, 1 of 5 the 96-cpu GPU nodes (at least one of
+	 * each kind when there are two or more nodes). */
+	int64_t ngpu = n / 5;
+	if (ngpu == 0 && n >= 2)
+		ngpu = 1;
+	int64_t ncpu = n - ngpu;
+	for (int64_t i = 0; i < ncpu; i++)
+		fprintf(out,
+			"---\napiVersion: v1\nkind: Node\n"
+			"metadata: {name: cpu-%06" PRId64 ", labels: {kube-batchd.io/pool: cpu}}\n"
+			"status: {allocatable: {cpu: \"64\", memory: 256Gi, pods: \"110\"}}\n",
+			i);
+	for (int64_t i = 0; i < ngpu; i++)
+		fprintf(out,
+			"---\napiVersion: v1\nkind: Node\n"
+			"metadata: {name: gpu-%06" PRId64 ", labels: {kube-batchd.io/pool: gpu}}\n"
+			"status: {allocatable: {cpu: \"96\", memory: 768Gi, nvidia.com/gpu: \"8\", "
+			"pods: \"110\"}}\n",
+			i);
+}
+
+static void write_pod(FILE *out, rng *r, const char *name, const char *group, int gpus)
+{
+	int cpu = (int)rng_range(r, 1, 4);
+	int mem = cpu * (int)rng_range(r, 1, 3);
+	fprintf(out, "---\napiVersion: v1\nkind: Pod\nmetadata: {name: %s, namespace: " NAMESPACE,
+		name);
+	if (group)
+		fprintf(out, ", annotations: {scheduling.k8s.io/group-name: %s}", group);
+	fprintf(out,
+		"}\nspec: {schedulerName: kube-batchd, containers: [{name: main, image: busybox, "
+		"resources: {requests: {cpu: \"%d\", memory: %dGi",
+		cpu, mem);
+	if (gpus > 0)
+		fprintf(out, ", nvidia.com/gpu: \"%d\"}, limits: {nvidia.com/gpu: \"%d\"}}}]}\n", gpus,
+			gpus);
+	else
+		fputs("}}}]}\n", out);
+}
+
+int main(int argc, char **argv)
+{
+	const workload *w = NULL;
+	double scale = 1.0, gpu_frac = 0.25;
+	uint64_t seed = 1;
+	const char *outpath = NULL;
+	int64_t nodes = -1, pods = -1;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+		char *end = NULL;
+		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+			usage(stdout);
+			return 0;
+		} else if (a[0] != '-') {
+			for (size_t k = 0; k < sizeof(workloads) / sizeof(workloads[0]); k++)
+				if (strcmp(a, workloads[k].name) == 0)
+					w = &workloads[k];
+			if (!w) {
+				fprintf(stderr, "gen-workload: unknown workload \"%s\"\n", a);
+				usage(stderr);
+				return 2;
+			}
+			continue;
+		}
+		if (!v) {
+			fprintf(stderr, "gen-workload: %s needs a value\n", a);
+			return 2;
+		}
+		i++;
+		errno = 0;
+		if (strcmp(a, "--scale") == 0)
+			scale = strtod(v, &end);
+		else if (strcmp(a, "--gpu-gang-frac") == 0)
+			gpu_frac = strtod(v, &end);
+		else if (strcmp(a, "--seed") == 0)
+			seed = strtoull(v, &end, 10);
+		else if (strcmp(a, "--nodes") == 0)
+			nodes = strtoll(v, &end, 10);
+		else if (strcmp(a, "--pods") == 0)
+			pods = strtoll(v, &end, 10);
+		else if (strcmp(a, "--out") == 0 || strcmp(a, "-o") == 0) {
+			outpath = v;
+			continue;
+		} else {
+			fprintf(stderr, "gen-workload: unknown option %s\n", a);
+			usage(stderr);
+			return 2;
+		}
+		if (errno || !end || *end || end == v) {
+			fprintf(stderr, "gen-workload: %s: bad number \"%s\"\n", a, v);
+			return 2;
+		}
+	}
+	if (!w) {
+		usage(stderr);
+		return 2;
+	}
+	if (scale <= 0 || gpu_frac < 0 || gpu_frac > 1) {
+		fprintf(stderr, "gen-workload: --scale must be > 0, --gpu-gang-frac in [0, 1]\n");
+		return 2;
+	}
+	if (nodes < 0)
+		nodes = w->nodes;
+	if (pods < 0)
+		pods = w->pods;
+	nodes = (int64_t)(nodes * scale + 0.5);
+	pods = (int64_t)(pods * scale + 0.5);
+	if (nodes < 1)
+		nodes = 1;
+	if (pods < 2)
+		pods = 2;
+
+	FILE *out = stdout;
+	if (outpath && !(out = fopen(outpath, "w"))) {
+		fprintf(stderr, "gen-workload: %s: %s\n", outpath, strerror(errno));
+		return 1;
+	}
+	static char buf[1 << 20];
+	setvbuf(out, buf, _IOFBF, sizeof(buf));
+
+	rng r = {seed ^ 0x6b7562652d626174ULL};
+	fprintf(out,
+		"# kube-batchd benchmark workload %s: %" PRId64 " nodes, %" PRId64
+		" pods, seed %" PRIu64 ", scale %g\n",
+		w->name, nodes, pods, seed, scale);
+	write_nodes(out, nodes);
+
+	char name[64], group[32];
+	if (!w->gangs) {
+		for (int64_t i = 0; i < pods; i++) {
+			snprintf(name, sizeof(name), "pod-%07" PRId64, i);
+			write_pod(out, &r, name, NULL, 0);
+		}
+	} else {
+		for (int q = 1; q <= NQUEUES; q++)
+			fprintf(out,
+				"---\napiVersion: scheduling.incubator.k8s.io/v1alpha1\nkind: Queue\n"
+				"metadata: {name: q%d}\nspec: {weight: %d}\n",
+				q, q);
+		int64_t left = pods;
+		for (int64_t g = 0; left > 0; g++) {
+			int64_t size = rng_range(&r, 2, 64);
+			if (size > left)
+				size = left;
+			if (left - size == 1)
+				size = size > 2 ? size - 1 : size + 1; /* no gang of one at the end */
+			bool gpu = rng_unit(&r) < gpu_frac;
+			int gpus = gpu ? (int)rng_range(&r, 1, 8) : 0;
+			int queue = (int)rng_range(&r, 1, NQUEUES);
+			snprintf(group, sizeof(group), "pg-%06" PRId64, g);
+			fprintf(out,
+				"---\napiVersion: scheduling.incubator.k8s.io/v1alpha1\nkind: PodGroup\n"
+				"metadata: {name: %s, namespace: " NAMESPACE "}\n"
+				"spec: {minMember: %" PRId64 ", queue: q%d}\n",
+				group, size, queue);
+			for (int64_t m = 0; m < size; m++) {
+				snprintf(name, sizeof(name), "%s-%" PRId64, group, m);
+				write_pod(out, &r, name, group, gpus);
+			}
+			left -= size;
+		}
+	}
+	if (fflush(out) != 0 || ferror(out) || (out != stdout && fclose(out) != 0)) {
+		fprintf(stderr, "gen-workload: %s: write failed: %s\n", outpath ? outpath : "stdout",
+			strerror(errno));
+		return 1;
+	}
+	return 0;
+}
