@@ -543,7 +543,8 @@ int kb_simulate(const kb_sim_options *opt, FILE *out, kb_err *err)
 		if (r < 0)
 			goto out;
 	}
-	qsort(later.v, later.n, sizeof(kb_object *), cmp_arrival);
+	if (later.n)
+		qsort(later.v, later.n, sizeof(kb_object *), cmp_arrival);
 
 	int64_t period = opt->period_ms > 0 ? opt->period_ms : 1000;
 	int64_t max_time = opt->max_time_ms > 0 ? opt->max_time_ms : 30LL * 24 * 3600 * 1000;

@@ -1,0 +1,554 @@
+/* bench_session.c - the in-process session benchmark (shared/BENCHMARKS.md §1).
+ *
+ *   bench-session -f FILE [-f FILE...] [--conf FILE | --preset default|enqueue]
+ *                 [--name NAME] [--json] [--idle N] [--max-sessions N]
+ *                 [--sessions-csv FILE] [--check]
+ *
+ * Drives the real engine the way simulation mode does, minus virtual time:
+ * the manifests go into a kb_cluster (kb_manifests_load; pods with a later
+ * arrival are applied at once), then sessions run back to back:
+ *
+ *   kb_cluster_snapshot -> kb_session_open -> kb_session_run_actions ->
+ *   kb_session_close -> (snapshot released) -> apply the session's binds
+ *   (kb_cluster_set_pod ... KB_TASK_RUNNING) and PodGroup phases
+ *
+ * until no pod is pending or a session binds nothing. Binds and phases are
+ * collected during the session and applied only after the snapshot is gone:
+ * the cluster never changes under a live snapshot. Then --idle (default 5)
+ * more sessions run with nothing new to do; their median is idle_session_ms.
+ *
+ * Times are CLOCK_MONOTONIC. Per session: snapshot, open, actions, close
+ * (closing the plugins and reporting job statuses / pending reasons through
+ * the effects) and apply (in-memory, not part of the session). session_ms =
+ * snapshot + open + actions + close. pods_per_sec = pods bound / the sum of
+ * session_ms over the placing sessions.
+ *
+ * Memory: peak_rss_mb is the whole process's peak (getrusage ru_maxrss), which
+ * includes decoding the manifest file; load_peak_rss_mb is VmHWM right after
+ * loading; then VmHWM is reset (/proc/self/clear_refs "5") and
+ * sessions_peak_rss_mb is the peak over the sessions alone (-1 when the
+ * kernel refuses the reset). Between the two, malloc_trim(0) returns the
+ * freed YAML document trees to the kernel (rss_after_load_trimmed_mb), so the
+ * sessions' figure is the store plus the sessions, not malloc's free lists.
+ *
+ * --check runs kb_snapshot_check() on every snapshot after its session
+ * (outside the timings) and fails on a broken invariant.
+ *
+ * Exit status: 0; 1 on an engine error or a broken invariant; 2 on bad usage.
+ */
+#include <errno.h>
+#include <malloc.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "api/snapshot.h"
+#include "base/error.h"
+#include "base/vec.h"
+#include "cache/cluster.h"
+#include "scheduler/conf.h"
+#include "scheduler/framework.h"
+#include "scheduler/jobstatus.h"
+#include "scheduler/simulate.h"
+
+/* kube-batch's own default plus the enqueue action (BENCHMARKS/issue 8). */
+static const char PRESET_ENQUEUE[] = "actions: \"enqueue, allocate, backfill\"\n"
+				     "tiers:\n"
+				     "- plugins:\n"
+				     "  - name: priority\n"
+				     "  - name: gang\n"
+				     "- plugins:\n"
+				     "  - name: drf\n"
+				     "  - name: predicates\n"
+				     "  - name: proportion\n"
+				     "  - name: nodeorder\n";
+
+/* ---- what one session decided -------------------------------------------------- */
+
+/* Strings of the session's decisions, copied into one buffer (offsets, since
+ * the buffer moves as it grows). */
+typedef struct bind_rec {
+	size_t pod, node;
+	uint32_t gpu_mask;
+} bind_rec;
+
+typedef struct phase_rec {
+	size_t key;
+	kb_pg_phase phase;
+} phase_rec;
+
+typedef struct bench_fx {
+	KB_VEC(char) strs;
+	KB_VEC(bind_rec) binds;
+	KB_VEC(phase_rec) phases;
+	uint64_t pending; /* task_pending calls this session */
+	int oom;
+} bench_fx;
+
+static size_t fx_str(bench_fx *fx, const char *s)
+{
+	size_t len = strlen(s) + 1, off = fx->strs.n;
+	if (KB_VEC_RESERVE(&fx->strs, fx->strs.n + len) < 0) {
+		fx->oom = 1;
+		return 0;
+	}
+	memcpy(fx->strs.v + off, s, len);
+	fx->strs.n += len;
+	return off;
+}
+
+static int fx_bind(void *ctx, const kb_session *ssn, const kb_task *t, const kb_node *n)
+{
+	bench_fx *fx = ctx;
+	bind_rec b = {.pod = fx_str(fx, t->key), .node = fx_str(fx, n->name), .gpu_mask = t->gpu_mask};
+	if (fx->oom || KB_VEC_PUSH(&fx->binds, b) < 0)
+		return fx->oom = 1, -ENOMEM;
+	return 0;
+}
+
+static int fx_job_status(void *ctx, const kb_session *ssn, const kb_job *j)
+{
+	bench_fx *fx = ctx;
+	if (j->flavor == KB_PG_NONE)
+		return 0;
+	kb_job_status st;
+	kb_job_status_of(ssn, j, &st);
+	if (st.phase == j->phase)
+		return 0; /* what the store already has: a writer would not write */
+	phase_rec p = {.key = fx_str(fx, j->key), .phase = st.phase};
+	if (fx->oom || KB_VEC_PUSH(&fx->phases, p) < 0)
+		return fx->oom = 1, -ENOMEM;
+	return 0;
+}
+
+static int fx_task_pending(void *ctx, const kb_session *ssn, const kb_task *t, const char *reason)
+{
+	bench_fx *fx = ctx;
+	fx->pending++;
+	return 0;
+}
+
+static const kb_effects bench_effects = {
+	.bind = fx_bind,
+	.evict = NULL,
+	.job_status = fx_job_status,
+	.task_pending = fx_task_pending,
+};
+
+/* ---- measuring ------------------------------------------------------------------- */
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* A "VmXXX:  1234 kB" line of /proc/self/status, in MB; -1 if absent. */
+static double proc_status_mb(const char *field)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	if (!f)
+		return -1;
+	char line[256];
+	double mb = -1;
+	size_t len = strlen(field);
+	while (fgets(line, sizeof(line), f))
+		if (strncmp(line, field, len) == 0 && line[len] == ':') {
+			mb = strtod(line + len + 1, NULL) / 1024.0;
+			break;
+		}
+	fclose(f);
+	return mb;
+}
+
+static bool reset_hwm(void)
+{
+	FILE *f = fopen("/proc/self/clear_refs", "w");
+	if (!f)
+		return false;
+	bool ok = fputs("5", f) >= 0;
+	return fclose(f) == 0 && ok;
+}
+
+static double maxrss_mb(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	return (double)ru.ru_maxrss / 1024.0;
+}
+
+typedef struct sess_row {
+	double snapshot, open, actions, close, apply, total; /* ms; total excludes apply */
+	uint64_t binds, pending;
+	bool idle;
+} sess_row;
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+static double median(double *v, size_t n)
+{
+	if (n == 0)
+		return 0;
+	qsort(v, n, sizeof(double), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* ---- one session ------------------------------------------------------------------ */
+
+typedef struct bench {
+	kb_cluster cluster;
+	kb_conf conf;
+	bench_fx fx;
+	bool check;
+	int64_t now;
+	/* From the first snapshot. */
+	uint32_t nodes, tasks, jobs, queues;
+} bench;
+
+static int run_one(bench *b, sess_row *row, kb_err *err)
+{
+	kb_snapshot snap;
+	kb_snapshot_init(&snap);
+	b->fx.strs.n = b->fx.binds.n = b->fx.phases.n = 0;
+	b->fx.pending = 0;
+
+	double t0 = now_ms();
+	int r = kb_cluster_snapshot(&b->cluster, &snap, err);
+	double t1 = now_ms();
+	if (r < 0) {
+		kb_snapshot_release(&snap);
+		return kb_err_prefix(err, "snapshot");
+	}
+	if (b->nodes == 0 && b->tasks == 0) {
+		b->nodes = snap.nnodes;
+		b->jobs = snap.njobs;
+		b->queues = snap.nqueues;
+		for (uint32_t i = 0; i < snap.ntasks; i++)
+			b->tasks += !snap.tasks[i].foreign;
+	}
+	kb_session ssn;
+	r = kb_session_open(&ssn, &snap, &b->conf, &bench_effects, &b->fx, b->now, err);
+	double t2 = now_ms();
+	if (r < 0) {
+		kb_snapshot_release(&snap);
+		return kb_err_prefix(err, "session open");
+	}
+	r = kb_session_run_actions(&ssn, err);
+	double t3 = now_ms();
+	int rc = kb_session_close(&ssn);
+	double t4 = now_ms();
+	if (r < 0) {
+		kb_snapshot_release(&snap);
+		return kb_err_prefix(err, "actions");
+	}
+	if (rc < 0 || b->fx.oom) {
+		kb_snapshot_release(&snap);
+		return kb_err_set(err, rc < 0 ? rc : -ENOMEM, "session close: effects failed: %s",
+				  strerror(rc < 0 ? -rc : ENOMEM));
+	}
+	if (b->check) {
+		char why[512];
+		if (!kb_snapshot_check(&snap, why, sizeof(why))) {
+			kb_snapshot_release(&snap);
+			return kb_err_set(err, -EPROTO, "invariant broken after session: %s", why);
+		}
+	}
+	kb_snapshot_release(&snap);
+
+	/* The snapshot is gone: now the store may change. */
+	double t5 = now_ms();
+	for (size_t i = 0; i < b->fx.binds.n; i++) {
+		const bind_rec *br = &b->fx.binds.v[i];
+		r = kb_cluster_set_pod(&b->cluster, b->fx.strs.v + br->pod, b->fx.strs.v + br->node,
+				       KB_TASK_RUNNING, b->now, br->gpu_mask);
+		if (r < 0)
+			return kb_err_set(err, r, "binding %s to %s: %s", b->fx.strs.v + br->pod,
+					  b->fx.strs.v + br->node, strerror(-r));
+	}
+	for (size_t i = 0; i < b->fx.phases.n; i++) {
+		r = kb_cluster_set_podgroup_phase(&b->cluster, b->fx.strs.v + b->fx.phases.v[i].key,
+						  b->fx.phases.v[i].phase);
+		if (r < 0 && r != -ENOENT)
+			return kb_err_set(err, r, "podgroup phase: %s", strerror(-r));
+	}
+	double t6 = now_ms();
+	b->now += 1000;
+
+	row->snapshot = t1 - t0;
+	row->open = t2 - t1;
+	row->actions = t3 - t2;
+	row->close = t4 - t3;
+	row->apply = t6 - t5;
+	row->total = t4 - t0;
+	row->binds = b->fx.binds.n;
+	row->pending = b->fx.pending;
+	return 0;
+}
+
+/* ---- output ----------------------------------------------------------------------- */
+
+static void usage(FILE *f)
+{
+	fputs("usage: bench-session -f FILE [-f FILE...] [--conf FILE | --preset default|enqueue]\n"
+	      "                     [--name NAME] [--json] [--idle N] [--max-sessions N]\n"
+	      "                     [--sessions-csv FILE] [--check]\n",
+	      f);
+}
+
+static void json_session(FILE *out, const sess_row *s, uint32_t i)
+{
+	fprintf(out,
+		"{\"session\": %u, \"snapshot_ms\": %.3f, \"open_ms\": %.3f, \"actions_ms\": %.3f, "
+		"\"close_ms\": %.3f, \"session_ms\": %.3f, \"apply_ms\": %.3f, \"binds\": %" PRIu64
+		", \"pending_after\": %" PRIu64 ", \"pods_per_sec\": %.1f, \"idle\": %s}",
+		i, s->snapshot, s->open, s->actions, s->close, s->total, s->apply, s->binds,
+		s->pending, s->total > 0 ? (double)s->binds / (s->total / 1e3) : 0.0,
+		s->idle ? "true" : "false");
+}
+
+int main(int argc, char **argv)
+{
+	const char *files[64];
+	uint32_t nfiles = 0;
+	const char *conf_path = NULL, *preset = "default", *name = NULL, *csv_path = NULL;
+	bool json = false, check = false;
+	long idle_n = 5, max_sessions = 100000;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (strcmp(a, "--json") == 0) {
+			json = true;
+			continue;
+		}
+		if (strcmp(a, "--check") == 0) {
+			check = true;
+			continue;
+		}
+		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+			usage(stdout);
+			return 0;
+		}
+		if (i + 1 >= argc) {
+			fprintf(stderr, "bench-session: %s needs a value\n", a);
+			usage(stderr);
+			return 2;
+		}
+		const char *v = argv[++i];
+		if (strcmp(a, "-f") == 0) {
+			if (nfiles == sizeof(files) / sizeof(files[0])) {
+				fprintf(stderr, "bench-session: too many -f\n");
+				return 2;
+			}
+			files[nfiles++] = v;
+		} else if (strcmp(a, "--conf") == 0)
+			conf_path = v;
+		else if (strcmp(a, "--preset") == 0)
+			preset = v;
+		else if (strcmp(a, "--name") == 0)
+			name = v;
+		else if (strcmp(a, "--sessions-csv") == 0)
+			csv_path = v;
+		else if (strcmp(a, "--idle") == 0)
+			idle_n = strtol(v, NULL, 10);
+		else if (strcmp(a, "--max-sessions") == 0)
+			max_sessions = strtol(v, NULL, 10);
+		else {
+			fprintf(stderr, "bench-session: unknown option %s\n", a);
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (nfiles == 0 || idle_n < 0 || max_sessions < 1 ||
+	    (strcmp(preset, "default") != 0 && strcmp(preset, "enqueue") != 0)) {
+		usage(stderr);
+		return 2;
+	}
+	if (!name)
+		name = files[0];
+
+	static bench b;
+	kb_err err = {0};
+	int r = conf_path ? kb_conf_load_file(conf_path, &b.conf, &err)
+		: strcmp(preset, "enqueue") == 0
+			  ? kb_conf_load_buffer(PRESET_ENQUEUE, sizeof(PRESET_ENQUEUE) - 1,
+						"<preset enqueue>", &b.conf, &err)
+			  : kb_conf_load_default(&b.conf, &err);
+	if (r < 0) {
+		fprintf(stderr, "bench-session: configuration: %s\n", err.msg);
+		return 1;
+	}
+	const char *conf_name = conf_path ? conf_path : b.conf.source;
+	b.check = check;
+	kb_cluster_init(&b.cluster, "kube-batchd", "default");
+
+	double l0 = now_ms();
+	kb_object_vec later = {0};
+	for (uint32_t i = 0; i < nfiles && r == 0; i++)
+		r = kb_manifests_load(&b.cluster, files[i], &later, &err);
+	for (size_t i = 0; i < later.n; i++) /* no virtual time here: everything arrives now */
+		if (r == 0)
+			r = kb_cluster_apply(&b.cluster, later.v[i], 0);
+		else
+			kb_object_free(later.v[i]);
+	KB_VEC_RELEASE(&later);
+	double load_ms = now_ms() - l0;
+	if (r < 0) {
+		fprintf(stderr, "bench-session: loading: %s\n", err.msg);
+		return 1;
+	}
+	double load_peak = proc_status_mb("VmHWM"), after_load = proc_status_mb("VmRSS");
+	/* Give the decoder's freed document trees back to the kernel, so that the
+	 * session figures show what the store holds, not malloc's free lists. */
+	malloc_trim(0);
+	double after_trim = proc_status_mb("VmRSS");
+	bool hwm_reset = reset_hwm();
+
+	KB_VEC(sess_row) rows = {0};
+	uint64_t bound = 0, pending = 0;
+	uint32_t placing = 0;
+	for (long s = 0; s < max_sessions; s++) {
+		sess_row row = {0};
+		if ((r = run_one(&b, &row, &err)) < 0)
+			break;
+		if (KB_VEC_PUSH(&rows, row) < 0) {
+			r = kb_err_set(&err, -ENOMEM, "out of memory");
+			break;
+		}
+		placing++;
+		bound += row.binds;
+		pending = row.pending;
+		if (row.pending == 0 || row.binds == 0)
+			break;
+	}
+	for (long s = 0; r == 0 && s < idle_n; s++) {
+		sess_row row = {.idle = true};
+		if ((r = run_one(&b, &row, &err)) < 0)
+			break;
+		row.idle = true;
+		if (KB_VEC_PUSH(&rows, row) < 0)
+			r = kb_err_set(&err, -ENOMEM, "out of memory");
+		bound += row.binds;
+		if (row.binds)
+			pending = row.pending;
+	}
+	if (r < 0) {
+		fprintf(stderr, "bench-session: %s: session %zu: %s\n", name, rows.n, err.msg);
+		return 1;
+	}
+
+	/* Totals over the placing sessions. */
+	double snap_t = 0, open_t = 0, act_t = 0, close_t = 0, apply_t = 0, total_t = 0;
+	uint64_t placed = 0;
+	for (uint32_t i = 0; i < placing; i++) {
+		const sess_row *s = &rows.v[i];
+		snap_t += s->snapshot, open_t += s->open, act_t += s->actions, close_t += s->close;
+		apply_t += s->apply, total_t += s->total;
+		placed += s->binds;
+	}
+	double idle_v[4][64];
+	size_t ni = 0;
+	for (size_t i = placing; i < rows.n && ni < 64; i++, ni++) {
+		idle_v[0][ni] = rows.v[i].total;
+		idle_v[1][ni] = rows.v[i].snapshot;
+		idle_v[2][ni] = rows.v[i].actions;
+		idle_v[3][ni] = rows.v[i].close;
+	}
+	double idle_ms = median(idle_v[0], ni), idle_snap = median(idle_v[1], ni),
+	       idle_act = median(idle_v[2], ni), idle_close = median(idle_v[3], ni);
+	double pps = total_t > 0 ? (double)placed / (total_t / 1e3) : 0;
+	double pps_apply = total_t + apply_t > 0 ? (double)placed / ((total_t + apply_t) / 1e3) : 0;
+	double peak = maxrss_mb();
+	double sess_peak = hwm_reset ? proc_status_mb("VmHWM") : -1;
+	uint64_t unplaced = b.tasks > bound ? b.tasks - bound : 0;
+
+	if (csv_path) {
+		FILE *f = fopen(csv_path, "w");
+		if (!f) {
+			fprintf(stderr, "bench-session: %s: %s\n", csv_path, strerror(errno));
+			return 1;
+		}
+		fputs("# session elapsed_ms snapshot_ms open_ms actions_ms close_ms session_ms binds "
+		      "pending_after idle\n",
+		      f);
+		double el = 0;
+		for (size_t i = 0; i < rows.n; i++) {
+			const sess_row *s = &rows.v[i];
+			el += s->total;
+			fprintf(f, "%zu %.3f %.3f %.3f %.3f %.3f %.3f %" PRIu64 " %" PRIu64 " %d\n", i + 1,
+				el, s->snapshot, s->open, s->actions, s->close, s->total, s->binds,
+				s->pending, s->idle ? 1 : 0);
+		}
+		fclose(f);
+	}
+
+	if (json) {
+		FILE *o = stdout;
+		fprintf(o, "{\"workload\": \"%s\", \"conf\": \"%s\", \"nodes\": %u, \"pods\": %u, "
+			   "\"jobs\": %u, \"queues\": %u,\n",
+			name, conf_name, b.nodes, b.tasks, b.jobs, b.queues);
+		fprintf(o,
+			" \"load_ms\": %.3f, \"placing_sessions\": %u, \"pods_bound\": %" PRIu64
+			", \"pods_pending\": %" PRIu64 ", \"pods_unplaced\": %" PRIu64 ",\n",
+			load_ms, placing, placed, pending, unplaced);
+		fprintf(o,
+			" \"pods_per_sec\": %.1f, \"pods_per_sec_with_apply\": %.1f, "
+			"\"session_ms_total\": %.3f, \"snapshot_ms_total\": %.3f, \"open_ms_total\": %.3f, "
+			"\"actions_ms_total\": %.3f, \"close_ms_total\": %.3f, \"apply_ms_total\": %.3f,\n",
+			pps, pps_apply, total_t, snap_t, open_t, act_t, close_t, apply_t);
+		fprintf(o,
+			" \"idle_session_ms\": %.3f, \"idle_snapshot_ms\": %.3f, \"idle_actions_ms\": %.3f, "
+			"\"idle_close_ms\": %.3f, \"idle_sessions_run\": %zu,\n",
+			idle_ms, idle_snap, idle_act, idle_close, ni);
+		fprintf(o,
+			" \"peak_rss_mb\": %.1f, \"load_peak_rss_mb\": %.1f, \"rss_after_load_mb\": %.1f, "
+			"\"rss_after_load_trimmed_mb\": %.1f, \"sessions_peak_rss_mb\": %.1f,\n",
+			peak, load_peak, after_load, after_trim, sess_peak);
+		fputs(" \"sessions\": [", o);
+		for (size_t i = 0; i < rows.n; i++) {
+			fputs(i ? ",\n   " : "\n   ", o);
+			json_session(o, &rows.v[i], (uint32_t)(i + 1));
+		}
+		fprintf(o, "\n ],\n \"idle_from_session\": %u}\n", placing + 1);
+	} else {
+		printf("workload %s: %u nodes, %u pods, %u jobs, %u queues; conf %s\n", name, b.nodes,
+		       b.tasks, b.jobs, b.queues, conf_name);
+		printf("load %.1f ms; RSS after load %.1f MB (%.1f MB after malloc_trim), load peak "
+		       "%.1f MB\n\n",
+		       load_ms, after_load, after_trim, load_peak);
+		printf("%-8s %11s %9s %11s %9s %11s %9s %8s %9s %12s\n", "SESSION", "SNAPSHOT_MS",
+		       "OPEN_MS", "ACTIONS_MS", "CLOSE_MS", "SESSION_MS", "APPLY_MS", "BINDS", "PENDING",
+		       "PODS/S");
+		for (size_t i = 0; i < rows.n; i++) {
+			const sess_row *s = &rows.v[i];
+			printf("%-8s %11.2f %9.2f %11.2f %9.2f %11.2f %9.2f %8" PRIu64 " %9" PRIu64
+			       " %12.0f\n",
+			       s->idle ? "idle" : "", s->snapshot, s->open, s->actions, s->close, s->total,
+			       s->apply, s->binds, s->pending,
+			       s->total > 0 ? (double)s->binds / (s->total / 1e3) : 0.0);
+		}
+		printf("\npods bound %" PRIu64 " in %u sessions, %.1f ms of sessions: %.0f pods/s "
+		       "(%.0f pods/s counting the in-memory apply)\n",
+		       placed, placing, total_t, pps, pps_apply);
+		printf("still pending %" PRIu64 "\n", pending);
+		printf("idle session (median of %zu): %.2f ms (snapshot %.2f, actions %.2f, close "
+		       "%.2f)\n",
+		       ni, idle_ms, idle_snap, idle_act, idle_close);
+		printf("peak RSS %.1f MB (process), %.1f MB (sessions only)\n", peak, sess_peak);
+	}
+	KB_VEC_RELEASE(&rows);
+	KB_VEC_RELEASE(&b.fx.strs);
+	KB_VEC_RELEASE(&b.fx.binds);
+	KB_VEC_RELEASE(&b.fx.phases);
+	kb_cluster_release(&b.cluster);
+	kb_conf_release(&b.conf);
+	return 0;
+}
