@@ -222,3 +222,34 @@ enum kb_quantity_format kb_quantity_format_for(const char *resource_name)
 		return KB_QFMT_BINARY;
 	return KB_QFMT_DECIMAL;
 }
+
+int kb_duration_parse_ms(const char *s, int64_t *ret_ms)
+{
+	size_t len = strlen(s);
+	int64_t unit_ms = 1000;
+	char num[64];
+	if (len >= 2 && strcmp(s + len - 2, "ms") == 0) {
+		unit_ms = 1;
+		len -= 2;
+	} else if (len >= 1 && (s[len - 1] == 's' || s[len - 1] == 'm' || s[len - 1] == 'h')) {
+		unit_ms = s[len - 1] == 's' ? 1000 : s[len - 1] == 'm' ? 60000 : 3600000;
+		len -= 1;
+	}
+	if (len == 0 || len >= sizeof(num))
+		return -EINVAL;
+	memcpy(num, s, len);
+	num[len] = '\0';
+	/* Only plain decimal numbers: no SI suffix may hide in the number. */
+	for (size_t i = 0; i < len; i++)
+		if (!((num[i] >= '0' && num[i] <= '9') || num[i] == '.'))
+			return -EINVAL;
+	int64_t milli;
+	if (kb_quantity_parse(num, &milli) < 0 || milli < 0)
+		return -EINVAL;
+	/* milli is thousandths of the unit. */
+	__int128 v = ((__int128)milli * unit_ms + 999) / 1000;
+	if (v > INT64_MAX / 4)
+		return -EINVAL;
+	*ret_ms = (int64_t)v;
+	return 0;
+}

@@ -52,4 +52,11 @@ char *kb_quantity_format(int64_t milli, enum kb_quantity_format fmt, char *buf);
  * in "-mem" or "memory" (e.g. "aliyun.com/gpu-mem"), DECIMAL otherwise. */
 enum kb_quantity_format kb_quantity_format_for(const char *resource_name);
 
+
+/* Parses a duration: a number of seconds ("1.5") or a number with a unit
+ * ("500ms", "2s", "10m", "1h"), exactly, into milliseconds (rounded up to
+ * whole milliseconds). Returns 0, or -EINVAL for anything else, negative
+ * values included. *ret_ms is written only on success. */
+int kb_duration_parse_ms(const char *s, int64_t *ret_ms);
+
 #endif

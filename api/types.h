@@ -152,6 +152,7 @@ typedef struct kb_task {
 	int32_t priority;
 	int64_t creation_ms; /* creationTimestamp (or simulated arrival), milliseconds */
 	int64_t started_ms;  /* when it was bound/started; used for "least work lost" */
+	int64_t evicted_ms;  /* when it was last evicted (preempted or reclaimed); 0 = never */
 	kb_res req;          /* max(sum of containers, max of init containers) + overhead, pods=1 */
 	bool best_effort;    /* asks for nothing but a pod slot */
 	bool foreign;        /* another scheduler's pod: occupies its node, never scheduled */

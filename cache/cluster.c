@@ -198,6 +198,16 @@ int kb_cluster_set_pod(kb_cluster *c, const char *key, const char *node, kb_task
 	return 0;
 }
 
+int kb_cluster_note_eviction(kb_cluster *c, const char *key, int64_t now_ms)
+{
+	kb_slot *sl = store_get(&c->pods, key);
+	if (!sl)
+		return -ENOENT;
+	sl->evicted_ms = now_ms;
+	c->generation++;
+	return 0;
+}
+
 int kb_cluster_set_podgroup_phase(kb_cluster *c, const char *key, kb_pg_phase phase)
 {
 	kb_slot *sl = store_get(&c->podgroups, key);
@@ -502,6 +512,7 @@ int kb_cluster_snapshot(const kb_cluster *c, kb_snapshot *s, kb_err *err)
 		t->priority = pod_priority(&pt, p);
 		t->creation_ms = sl->created_ms;
 		t->started_ms = sl->started_ms;
+		t->evicted_ms = sl->evicted_ms;
 		t->req = p->req;
 		t->best_effort = p->best_effort;
 		t->foreign = !ours;

@@ -37,6 +37,7 @@ typedef struct kb_slot {
 	char *node; /* owned; NULL = not on a node */
 	kb_task_status status;
 	int64_t started_ms;
+	int64_t evicted_ms; /* last eviction by the scheduler; kept across updates */
 	uint32_t gpu_mask;
 	/* PodGroups only: the phase the scheduler last wrote (until the API echoes it). */
 	kb_pg_phase pg_phase;
@@ -85,6 +86,10 @@ kb_slot *kb_cluster_pod(kb_cluster *c, const char *key);
  * evict). node may be NULL. Returns 0, -ENOENT or -ENOMEM. */
 int kb_cluster_set_pod(kb_cluster *c, const char *key, const char *node, kb_task_status st,
 		       int64_t started_ms, uint32_t gpu_mask);
+
+/* Records that the scheduler evicted a pod at time now_ms (for the
+ * preemption cool-down). Returns 0 or -ENOENT. */
+int kb_cluster_note_eviction(kb_cluster *c, const char *key, int64_t now_ms);
 
 /* Records the phase the scheduler wrote for a PodGroup (the status writer,
  * or the simulator). Returns 0 or -ENOENT. */

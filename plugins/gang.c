@@ -7,8 +7,8 @@
  * job order:     jobs not yet ready go first (kube-batch's rule);
  * preemptable / reclaimable: a victim job is never left running below
  *                minMember: of one job's candidates, at most
- *                (ready - minMember) may go, unless the whole job goes
- *                (the preempt action asks for whole jobs separately);
+ *                (ready - minMember) may go, unless the candidates are
+ *                the whole job, which may go whole;
  * close:         jobs that are not ready get a reason a person can act on:
  *                gang "ns/pg": 4/6 tasks in gang fit: 2 need 1 cpu, largest free 500m cpu (...)
  */
@@ -58,37 +58,54 @@ static int gang_job_order(void *st, const kb_session *ssn, const kb_job *l, cons
 	return lr ? 1 : -1;
 }
 
+/* Tasks of j that hold a node: the ones an eviction can take. */
+static int32_t holding_count(const kb_job *j)
+{
+	return j->nstatus[KB_TASK_ALLOCATED] + j->nstatus[KB_TASK_BINDING] + j->nstatus[KB_TASK_BOUND] +
+	       j->nstatus[KB_TASK_RUNNING];
+}
+
+/* A victim job keeps minMember, or goes whole: of one job's candidates, at
+ * most (ready - minMember) may be taken, unless the candidates are every
+ * task the job holds, which may all go. */
 static kb_vote gang_victims(void *st, const kb_session *ssn, const kb_task *preemptor,
 			    const uint32_t *cands, uint32_t n, bool *allow)
 {
 	const kb_snapshot *s = ssn->snap;
-	/* Budget per job: how many of its running tasks may go while it keeps minMember. */
-	int32_t *budget = calloc(s->njobs ? s->njobs : 1, sizeof(int32_t));
-	bool *seen = calloc(s->njobs ? s->njobs : 1, sizeof(bool));
-	if (!budget || !seen) {
+	size_t nj = s->njobs ? s->njobs : 1;
+	int32_t *budget = calloc(nj, sizeof(int32_t));
+	int32_t *offered = calloc(nj, sizeof(int32_t));
+	if (!budget || !offered) {
 		free(budget);
-		free(seen);
+		free(offered);
 		for (uint32_t i = 0; i < n; i++)
 			allow[i] = false;
 		return KB_PERMIT;
 	}
 	for (uint32_t i = 0; i < n; i++) {
 		const kb_task *t = &s->tasks[cands[i]];
+		if (t->job >= 0 && kb_task_status_allocated(t->status))
+			offered[t->job]++;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		const kb_task *t = &s->tasks[cands[i]];
 		if (t->job < 0)
 			continue;
 		const kb_job *j = &s->jobs[t->job];
-		if (!seen[t->job]) {
-			seen[t->job] = true;
-			budget[t->job] = j->min_member <= 1 ? INT32_MAX : kb_gang_ready_count(j) - j->min_member;
-		}
-		if (budget[t->job] > 0) {
+		/* A job of one, or the whole gang (every member that counts toward
+		 * minMember, so none may have finished), may go. */
+		if (j->min_member <= 1 ||
+		    (offered[t->job] >= holding_count(j) && holding_count(j) == kb_gang_ready_count(j)))
+			continue;
+		if (budget[t->job] == 0)
+			budget[t->job] = 1 + (kb_gang_ready_count(j) - j->min_member); /* 1 + spare */
+		if (budget[t->job] > 1)
 			budget[t->job]--;
-		} else {
+		else
 			allow[i] = false;
-		}
 	}
 	free(budget);
-	free(seen);
+	free(offered);
 	return KB_PERMIT;
 }
 

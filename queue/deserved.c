@@ -65,12 +65,16 @@ void kb_deserved_compute(const kb_res *total, const kb_share_input *in, uint32_t
 			ret[i].q[r] = level_share(&in[i], r, lo);
 			used += ret[i].q[r];
 		}
-		/* Leftover: one milli-unit at a time to queues still below their ceiling. */
+		/* Leftover (less than what the next level would add): one milli-unit
+		 * at a time, in input order, to the queues whose share grows at the
+		 * next level - below their ceiling and not held up by their
+		 * guarantee. A queue at its floor or its ceiling gets none, so
+		 * nobody ends above what the next level would give it. */
 		int64_t left = (int64_t)(cap - used);
 		while (left > 0) {
 			bool gave = false;
 			for (uint32_t i = 0; i < n && left > 0; i++) {
-				if (ret[i].q[r] < ceiling_of(&in[i], r)) {
+				if (ret[i].q[r] < level_share(&in[i], r, lo + 1)) {
 					ret[i].q[r]++;
 					left--;
 					gave = true;
@@ -80,4 +84,12 @@ void kb_deserved_compute(const kb_res *total, const kb_share_input *in, uint32_t
 				break;
 		}
 	}
+}
+
+bool kb_queue_can_give(const kb_queue *q, const kb_res *req)
+{
+	for (int r = 0; r < KB_RES_MAX; r++)
+		if (r != KB_RES_PODS && req->q[r] > 0 && q->allocated.q[r] - req->q[r] < q->deserved.q[r])
+			return false;
+	return true;
 }

@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "api/resource.h"
+#include "api/types.h"
 
 typedef struct kb_share_input {
 	int64_t weight;           /* >= 1 */
@@ -34,5 +35,10 @@ typedef struct kb_share_input {
 
 /* Writes n deserved vectors to ret[0..n). total is the cluster's capacity. */
 void kb_deserved_compute(const kb_res *total, const kb_share_input *in, uint32_t n, kb_res *ret);
+
+/* Whether queue q may give up a task asking req and stay at or above its
+ * deserved share in every resource the task holds (reclaim takes a queue
+ * down to its deserved share, never below). Pods are not counted. O(1). */
+bool kb_queue_can_give(const kb_queue *q, const kb_res *req);
 
 #endif

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "api/quantity.h"
+#include "base/strmap.h"
 #include "base/yaml_doc.h"
 
 #define AT(n) src, (n)->line, (n)->col
@@ -57,9 +58,12 @@ static int cmp_ns(const void *a, const void *b)
 	return strcmp(((const kb_ns_mapping *)a)->ns, ((const kb_ns_mapping *)b)->ns);
 }
 
+/* Reads one queue into *q, appending its namespaces to qc->ns_map; by_ns maps
+ * each namespace seen so far to its index in qc->ns_map. */
 static int parse_queue(kb_queue_conf *qc, kb_queue_def *q, const kb_yaml_node *n, const char *src,
-		       kb_resnames *names, kb_ns_mapping *ns_map, uint32_t *nns, kb_err *err)
+		       kb_resnames *names, kb_strmap *by_ns, kb_err *err)
 {
+	kb_ns_mapping *ns_map = qc->ns_map;
 	if (n->kind != KB_YAML_MAP)
 		return kb_err_set(err, -EINVAL, "%s:%d:%d: a queue must be a mapping, got %s", AT(n),
 				  kb_yaml_kind_name(n));
@@ -125,17 +129,18 @@ static int parse_queue(kb_queue_conf *qc, kb_queue_def *q, const kb_yaml_node *n
 					return kb_err_set(err, -EINVAL,
 							  "%s:%d:%d: queue \"%s\": a namespace must be a name",
 							  AT(v->items[k]), q->name);
-				for (uint32_t m = 0; m < *nns; m++)
-					if (strcmp(ns_map[m].ns, ns) == 0)
-						return kb_err_set(err, -EINVAL,
-								  "%s:%d:%d: namespace \"%s\" is mapped to "
-								  "queue \"%s\" and to queue \"%s\"",
-								  AT(v->items[k]), ns, ns_map[m].queue, q->name);
-				ns_map[*nns].ns = kb_arena_strdup(&qc->arena, ns);
-				ns_map[*nns].queue = q->name;
-				if (!ns_map[*nns].ns)
+				int64_t m;
+				if (kb_strmap_get(by_ns, ns, &m))
+					return kb_err_set(err, -EINVAL,
+							  "%s:%d:%d: namespace \"%s\" is mapped to "
+							  "queue \"%s\" and to queue \"%s\"",
+							  AT(v->items[k]), ns, ns_map[m].queue, q->name);
+				kb_ns_mapping *e = &ns_map[qc->nns];
+				e->ns = kb_arena_strdup(&qc->arena, ns);
+				e->queue = q->name;
+				if (!e->ns || kb_strmap_put(by_ns, e->ns, qc->nns) < 0)
 					return -ENOMEM;
-				(*nns)++;
+				qc->nns++;
 			}
 		} else {
 			return kb_err_set(err, -EINVAL,
@@ -151,6 +156,9 @@ static int parse_queue(kb_queue_conf *qc, kb_queue_def *q, const kb_yaml_node *n
 		if ((q->capability_mask & (1u << r)) && q->guarantee.q[r] > q->capability.q[r]) {
 			char g[KB_QUANTITY_BUFSZ], c[KB_QUANTITY_BUFSZ];
 			const kb_yaml_node *gn = kb_yaml_get(n, "guarantee");
+			const kb_yaml_node *gv = gn ? kb_yaml_get(gn, names->name[r]) : NULL;
+			if (gv)
+				gn = gv; /* point at the quantity itself */
 			return kb_err_set(err, -EINVAL,
 					  "%s:%d:%d: queue \"%s\": guarantee of %s (%s) is above its capability (%s)",
 					  AT(gn), q->name, names->name[r],
@@ -158,14 +166,6 @@ static int parse_queue(kb_queue_conf *qc, kb_queue_def *q, const kb_yaml_node *n
 					  kb_res_format_one(q->capability.q[r], names, r, c));
 		}
 	return 0;
-}
-
-static const kb_queue_def *find_def(const kb_queue_conf *qc, const char *name)
-{
-	for (uint32_t i = 0; i < qc->nqueues; i++)
-		if (strcmp(qc->queues[i].name, name) == 0)
-			return &qc->queues[i];
-	return NULL;
 }
 
 static int parse_doc(kb_queue_conf *qc, const kb_yaml_node *root, const char *src,
@@ -195,34 +195,77 @@ static int parse_doc(kb_queue_conf *qc, const kb_yaml_node *root, const char *sr
 	qc->ns_map = kb_arena_calloc(&qc->arena, nns_max ? nns_max : 1, sizeof(kb_ns_mapping));
 	if (!qc->queues || !qc->ns_map)
 		return -ENOMEM;
+	kb_strmap by_name, by_ns;
+	kb_strmap_init(&by_name);
+	kb_strmap_init(&by_ns);
+	uint8_t *mark = NULL;
+	int r = 0;
 	for (size_t i = 0; i < queues->n; i++) {
 		kb_queue_def *q = &qc->queues[qc->nqueues];
-		int r = parse_queue(qc, q, queues->items[i], src, names, qc->ns_map, &qc->nns, err);
-		if (r < 0)
-			return r;
-		if (find_def(qc, q->name))
-			return kb_err_set(err, -EINVAL, "%s:%d:%d: duplicate queue name \"%s\"",
-					  AT(queues->items[i]), q->name);
+		if ((r = parse_queue(qc, q, queues->items[i], src, names, &by_ns, err)) < 0)
+			goto out;
+		if (kb_strmap_get(&by_name, q->name, NULL)) {
+			r = kb_err_set(err, -EINVAL, "%s:%d:%d: duplicate queue name \"%s\"",
+				       AT(queues->items[i]), q->name);
+			goto out;
+		}
+		if ((r = kb_strmap_put(&by_name, q->name, qc->nqueues)) < 0)
+			goto out;
 		qc->nqueues++;
 	}
-	/* Parents exist, and following them never comes back. */
+	/* Parents exist (reported at the parent: value), and following them
+	 * never comes back: a walk colours each queue 1 while it is on the path
+	 * and 2 once its ancestry is known to end at a root. O(queues). */
+	mark = calloc(qc->nqueues ? qc->nqueues : 1, 1);
+	if (!mark) {
+		r = -ENOMEM;
+		goto out;
+	}
 	for (uint32_t i = 0; i < qc->nqueues; i++) {
-		const kb_queue_def *q = &qc->queues[i];
-		uint32_t steps = 0;
-		for (const kb_queue_def *p = q; p->parent; steps++) {
-			const kb_queue_def *next = find_def(qc, p->parent);
-			if (!next)
-				return kb_err_set(err, -EINVAL, "%s:%d:%d: queue \"%s\": parent \"%s\" is not "
-								"defined in this file",
-						  src, p->line, p->col, p->name, p->parent);
-			if (steps > qc->nqueues)
-				return kb_err_set(err, -EINVAL, "%s:%d:%d: queue \"%s\": its parents form a cycle",
-						  src, q->line, q->col, q->name);
-			p = next;
+		uint32_t p = i;
+		while (mark[p] == 0) {
+			mark[p] = 1;
+			const kb_queue_def *q = &qc->queues[p];
+			const kb_yaml_node *pn = kb_yaml_get(queues->items[p], "parent");
+			int64_t next;
+			if (!q->parent)
+				break;
+			if (!kb_strmap_get(&by_name, q->parent, &next)) {
+				r = kb_err_set(err, -EINVAL,
+					       "%s:%d:%d: queue \"%s\": parent \"%s\" is not defined in this file",
+					       AT(pn), q->name, q->parent);
+				goto out;
+			}
+			if (mark[next] == 1) {
+				const kb_queue_def *c = &qc->queues[next];
+				const kb_yaml_node *cn = kb_yaml_get(queues->items[next], "parent");
+				if (strcmp(c->parent, c->name) == 0)
+					r = kb_err_set(err, -EINVAL, "%s:%d:%d: queue \"%s\" is its own parent",
+						       AT(cn), c->name);
+				else
+					r = kb_err_set(err, -EINVAL,
+						       "%s:%d:%d: queue \"%s\": its parents form a cycle "
+						       "(\"%s\" -> \"%s\" -> ... -> \"%s\")",
+						       AT(cn), c->name, c->name, c->parent, c->name);
+				goto out;
+			}
+			p = (uint32_t)next;
+		}
+		/* Everything on this path leads to a root (or to a path already known to). */
+		for (p = i; mark[p] == 1;) {
+			mark[p] = 2;
+			int64_t next;
+			if (!qc->queues[p].parent || !kb_strmap_get(&by_name, qc->queues[p].parent, &next))
+				break;
+			p = (uint32_t)next;
 		}
 	}
 	qsort(qc->ns_map, qc->nns, sizeof(kb_ns_mapping), cmp_ns);
-	return 0;
+out:
+	free(mark);
+	kb_strmap_release(&by_name);
+	kb_strmap_release(&by_ns);
+	return r;
 }
 
 static int load(kb_yaml_file *f, const char *name, kb_resnames *names, kb_queue_conf *ret,
@@ -279,11 +322,23 @@ int kb_queue_conf_check_cluster(const kb_queue_conf *qc, const kb_res *total,
 	for (int r = 0; r < KB_RES_MAX; r++) {
 		if (sum.q[r] <= total->q[r])
 			continue;
-		char s[KB_QUANTITY_BUFSZ], t[KB_QUANTITY_BUFSZ];
+		/* Name the queue whose guarantee takes the running sum past the cluster. */
+		int64_t run = 0;
+		const kb_queue_def *q = NULL;
+		for (uint32_t i = 0; i < qc->nqueues && !q; i++) {
+			run += qc->queues[i].guarantee.q[r];
+			if (run > total->q[r])
+				q = &qc->queues[i];
+		}
+		char s[KB_QUANTITY_BUFSZ], t[KB_QUANTITY_BUFSZ], g[KB_QUANTITY_BUFSZ];
+		const char *res = r < names->n ? names->name[r] : "?";
 		return kb_err_set(err, -EINVAL,
-				  "%s: the guarantees of %s sum to %s, above the cluster's allocatable %s",
-				  qc->source, names->name[r], kb_res_format_one(sum.q[r], names, r, s),
-				  kb_res_format_one(total->q[r], names, r, t));
+				  "%s:%d:%d: queue \"%s\": the guarantees of %s sum to %s, above the "
+				  "cluster's allocatable %s (the sum passes it with this queue's %s)",
+				  qc->source, q ? q->line : 1, q ? q->col : 1, q ? q->name : "?", res,
+				  kb_res_format_one(sum.q[r], names, r, s),
+				  kb_res_format_one(total->q[r], names, r, t),
+				  kb_res_format_one(q ? q->guarantee.q[r] : 0, names, r, g));
 	}
 	return 0;
 }

@@ -101,6 +101,31 @@ static int parse_actions(kb_conf *c, const kb_yaml_node *n, const char *src, kb_
 	return 0;
 }
 
+/* Reads a mapping of scalars into args (strings borrowed from the YAML file
+ * until adopt_strings copies them). */
+static int parse_args(kb_conf *c, const kb_yaml_node *v, const char *src, const char *owner,
+		      const kb_plugin_arg **ret_args, uint32_t *ret_n, kb_err *err)
+{
+	if (kb_yaml_is_null(v))
+		return 0;
+	if (v->kind != KB_YAML_MAP)
+		return kb_err_set(err, -EINVAL, "%s:%d:%d: %s: arguments must be a mapping", AT(v), owner);
+	kb_plugin_arg *args = kb_arena_calloc(&c->arena, v->n ? v->n : 1, sizeof(*args));
+	if (!args)
+		return -ENOMEM;
+	for (size_t k = 0; k < v->n; k++) {
+		const kb_yaml_node *av = v->pairs[k].value;
+		if (av->kind != KB_YAML_SCALAR)
+			return kb_err_set(err, -EINVAL, "%s:%d:%d: %s: argument \"%s\" must be a scalar",
+					  AT(av), owner, v->pairs[k].key->str);
+		args[k].key = v->pairs[k].key->str;
+		args[k].value = av->str;
+	}
+	*ret_args = args;
+	*ret_n = (uint32_t)v->n;
+	return 0;
+}
+
 static int parse_plugin(kb_conf *c, kb_plugin_conf *pc, const kb_yaml_node *n, const char *src,
 			kb_err *err)
 {
@@ -127,27 +152,9 @@ static int parse_plugin(kb_conf *c, kb_plugin_conf *pc, const kb_yaml_node *n, c
 		if (strcmp(key, "name") == 0)
 			continue;
 		if (strcmp(key, "arguments") == 0) {
-			if (kb_yaml_is_null(v))
-				continue;
-			if (v->kind != KB_YAML_MAP)
-				return kb_err_set(err, -EINVAL,
-						  "%s:%d:%d: plugin %s: arguments must be a mapping",
-						  AT(v), pc->name);
-			kb_plugin_arg *args = kb_arena_calloc(&c->arena, v->n ? v->n : 1, sizeof(*args));
-			if (!args)
-				return -ENOMEM;
-			for (size_t k = 0; k < v->n; k++) {
-				const kb_yaml_node *av = v->pairs[k].value;
-				if (av->kind != KB_YAML_SCALAR)
-					return kb_err_set(err, -EINVAL,
-							  "%s:%d:%d: plugin %s: argument \"%s\" must "
-							  "be a scalar",
-							  AT(av), pc->name, v->pairs[k].key->str);
-				args[k].key = v->pairs[k].key->str;
-				args[k].value = av->str;
-			}
-			pc->args = args;
-			pc->nargs = (uint32_t)v->n;
+			int r = parse_args(c, v, src, pc->name, &pc->args, &pc->nargs, err);
+			if (r < 0)
+				return r;
 			continue;
 		}
 		bool *sw = switch_field(pc, key);
@@ -161,12 +168,60 @@ static int parse_plugin(kb_conf *c, kb_plugin_conf *pc, const kb_yaml_node *n, c
 	return 0;
 }
 
+const char *kb_conf_action_arg(const kb_conf *c, const char *action, const char *key,
+			       const char *def)
+{
+	for (uint32_t i = 0; i < c->naction_confs; i++) {
+		if (strcmp(c->action_confs[i].name, action) != 0)
+			continue;
+		for (uint32_t k = 0; k < c->action_confs[i].nargs; k++)
+			if (strcmp(c->action_confs[i].args[k].key, key) == 0)
+				return c->action_confs[i].args[k].value;
+	}
+	return def;
+}
+
+static int parse_configurations(kb_conf *c, const kb_yaml_node *v, const char *src, kb_err *err)
+{
+	if (kb_yaml_is_null(v))
+		return 0;
+	if (v->kind != KB_YAML_SEQ)
+		return kb_err_set(err, -EINVAL, "%s:%d:%d: configurations must be a list", AT(v));
+	c->action_confs = kb_arena_calloc(&c->arena, v->n ? v->n : 1, sizeof(kb_action_conf));
+	if (!c->action_confs)
+		return -ENOMEM;
+	for (size_t i = 0; i < v->n; i++) {
+		const kb_yaml_node *item = v->items[i];
+		const char *name = kb_yaml_str(kb_yaml_get(item, "name"));
+		if (item->kind != KB_YAML_MAP || !name)
+			return kb_err_set(err, -EINVAL, "%s:%d:%d: a configuration needs the name of an action",
+					  AT(item));
+		if (!kb_action_lookup(name))
+			return kb_err_set(err, -EINVAL, "%s:%d:%d: configuration for unknown action \"%s\"",
+					  AT(kb_yaml_get(item, "name")), name);
+		kb_action_conf *ac = &c->action_confs[c->naction_confs++];
+		ac->name = name;
+		for (size_t k = 0; k < item->n; k++) {
+			const char *key = item->pairs[k].key->str;
+			if (strcmp(key, "name") == 0)
+				continue;
+			if (strcmp(key, "arguments") != 0)
+				return kb_err_set(err, -EINVAL, "%s:%d:%d: configuration of %s: unknown key \"%s\"",
+						  AT(item->pairs[k].key), name, key);
+			int r = parse_args(c, item->pairs[k].value, src, name, &ac->args, &ac->nargs, err);
+			if (r < 0)
+				return r;
+		}
+	}
+	return 0;
+}
+
 static int parse_doc(kb_conf *c, const kb_yaml_node *root, const char *src, kb_err *err)
 {
 	if (root->kind != KB_YAML_MAP)
 		return kb_err_set(err, -EINVAL, "%s:%d:%d: expected a mapping with actions and tiers",
 				  AT(root));
-	const kb_yaml_node *actions = NULL, *tiers = NULL;
+	const kb_yaml_node *actions = NULL, *tiers = NULL, *confs = NULL;
 	for (size_t i = 0; i < root->n; i++) {
 		const char *key = root->pairs[i].key->str;
 		if (strcmp(key, "actions") == 0)
@@ -174,7 +229,7 @@ static int parse_doc(kb_conf *c, const kb_yaml_node *root, const char *src, kb_e
 		else if (strcmp(key, "tiers") == 0)
 			tiers = root->pairs[i].value;
 		else if (strcmp(key, "configurations") == 0)
-			continue; /* volcano's per-action arguments: accepted, unused */
+			confs = root->pairs[i].value; /* volcano's per-action arguments */
 		else
 			return kb_err_set(err, -EINVAL, "%s:%d:%d: unknown key \"%s\" (expected actions, tiers)",
 					  AT(root->pairs[i].key), key);
@@ -182,6 +237,8 @@ static int parse_doc(kb_conf *c, const kb_yaml_node *root, const char *src, kb_e
 	if (!actions)
 		return kb_err_set(err, -EINVAL, "%s:%d:%d: missing \"actions\"", AT(root));
 	int r = parse_actions(c, actions, src, err);
+	if (r == 0 && confs)
+		r = parse_configurations(c, confs, src, err);
 	if (r < 0)
 		return r;
 	if (!tiers || kb_yaml_is_null(tiers))
@@ -226,20 +283,33 @@ static int parse_doc(kb_conf *c, const kb_yaml_node *root, const char *src, kb_e
 	return 0;
 }
 
+static int adopt_args(kb_conf *c, const kb_plugin_arg *cargs, uint32_t n)
+{
+	kb_plugin_arg *args = (kb_plugin_arg *)cargs;
+	for (uint32_t i = 0; i < n; i++) {
+		args[i].key = kb_arena_strdup(&c->arena, args[i].key);
+		args[i].value = kb_arena_strdup(&c->arena, args[i].value);
+		if (!args[i].key || !args[i].value)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 /* Copies what the conf keeps (strings the yaml file owns) into its arena. */
 static int adopt_strings(kb_conf *c)
 {
+	for (uint32_t i = 0; i < c->naction_confs; i++) {
+		kb_action_conf *ac = &c->action_confs[i];
+		ac->name = kb_action_lookup(ac->name)->name;
+		if (adopt_args(c, ac->args, ac->nargs) < 0)
+			return -ENOMEM;
+	}
 	for (uint32_t t = 0; t < c->ntiers; t++) {
 		for (uint32_t p = 0; p < c->tiers[t].n; p++) {
 			kb_plugin_conf *pc = &c->tiers[t].plugins[p];
 			pc->name = pc->ops->name;
-			kb_plugin_arg *args = (kb_plugin_arg *)pc->args;
-			for (uint32_t i = 0; i < pc->nargs; i++) {
-				args[i].key = kb_arena_strdup(&c->arena, args[i].key);
-				args[i].value = kb_arena_strdup(&c->arena, args[i].value);
-				if (!args[i].key || !args[i].value)
-					return -ENOMEM;
-			}
+			if (adopt_args(c, pc->args, pc->nargs) < 0)
+				return -ENOMEM;
 		}
 	}
 	return 0;

@@ -58,6 +58,17 @@ typedef struct kb_tier {
 	uint32_t n;
 } kb_tier;
 
+/* Per-action arguments, volcano's `configurations:` block:
+ *   configurations:
+ *   - name: preempt
+ *     arguments: {cooldown: 60s}
+ */
+typedef struct kb_action_conf {
+	const char *name;
+	const kb_plugin_arg *args;
+	uint32_t nargs;
+} kb_action_conf;
+
 typedef struct kb_conf {
 	kb_arena arena;
 	const char *source; /* file name, or "<built-in default>" */
@@ -65,6 +76,8 @@ typedef struct kb_conf {
 	uint32_t nactions;
 	kb_tier *tiers;
 	uint32_t ntiers;
+	kb_action_conf *action_confs;
+	uint32_t naction_confs;
 } kb_conf;
 
 /* kube-batch's built-in default, used when no file is given:
@@ -89,6 +102,10 @@ void kb_conf_release(kb_conf *c);
 
 /* True when the named action is configured. */
 bool kb_conf_has_action(const kb_conf *c, const char *name);
+
+/* An action's argument from `configurations:`, or def. */
+const char *kb_conf_action_arg(const kb_conf *c, const char *action, const char *key,
+			       const char *def);
 
 /* The registry of built-in actions, by name; NULL when unknown. */
 const kb_action_ops *kb_action_lookup(const char *name);

@@ -237,6 +237,8 @@ static int apply_decisions(sim_state *sim)
 		/* The controller recreates the pod: it is pending again at once. */
 		if (r == 0)
 			r = kb_cluster_set_pod(&sim->cluster, e->pod, NULL, KB_TASK_PENDING, 0, 0);
+		if (r == 0)
+			r = kb_cluster_note_eviction(&sim->cluster, e->pod, sim->now_ms);
 		if (r == 0 && (r = KB_VEC_PUSH(&sim->evictions, *e)) < 0)
 			break;
 		sim->changed = true;

@@ -10,6 +10,12 @@
  * The minimum is the PodGroup's spec.minResources, or else the requests of
  * its minMember smallest tasks. Lone pods are always admitted.
  *
+ * When preempt is configured, what lower-priority jobs hold counts as room
+ * for a job (preempt could take it back); when reclaim is configured, so
+ * does what reclaimable queues hold above their deserved share. Otherwise a
+ * high-priority gang could never be admitted on a full cluster, and so
+ * never preempt. The preempt and reclaim actions decide precisely.
+ *
  * Cost: O(jobs log jobs + tasks).
  */
 #include <errno.h>
@@ -44,6 +50,17 @@ static int cmp_req_cpu(const void *a, const void *b)
 		if (x->q[i] != y->q[i])
 			return x->q[i] < y->q[i] ? -1 : 1;
 	return 0;
+}
+
+typedef struct held {
+	int32_t priority;
+	kb_res sum; /* after the prefix pass: held by this entry and all before it */
+} held;
+
+static int cmp_held(const void *a, const void *b)
+{
+	const held *x = a, *y = b;
+	return x->priority < y->priority ? -1 : x->priority > y->priority;
 }
 
 void kb_job_min_request(const kb_session *ssn, const kb_job *j, kb_res *ret)
@@ -110,6 +127,28 @@ static int enqueue_execute(kb_session *ssn, kb_err *err)
 		}
 	}
 
+	/* Room that preemption could free for a job of priority p: what jobs of
+	 * lower priority hold. Sorted by priority with prefix sums. */
+	bool preempt = kb_conf_has_action(ssn->conf, "preempt");
+	held *hs = kb_arena_calloc(&ssn->arena, s->njobs + 1, sizeof(held));
+	if (!hs)
+		return kb_err_set(err, -ENOMEM, "out of memory");
+	uint32_t nh = 0;
+	for (uint32_t i = 0; preempt && i < s->njobs; i++)
+		if (!kb_res_is_zero(&s->jobs[i].allocated))
+			hs[nh++] = (held){s->jobs[i].priority, s->jobs[i].allocated};
+	qsort(hs, nh, sizeof(held), cmp_held);
+	for (uint32_t i = 1; i < nh; i++)
+		kb_res_add(&hs[i].sum, &hs[i - 1].sum);
+	kb_res reclaimable = {{0}};
+	if (kb_conf_has_action(ssn->conf, "reclaim"))
+		for (uint32_t i = 0; i < s->nqueues; i++) {
+			const kb_queue *q = &s->queues[i];
+			for (int r = 0; q->reclaimable && r < KB_RES_MAX; r++)
+				if (q->allocated.q[r] > q->deserved.q[r])
+					reclaimable.q[r] += q->allocated.q[r] - q->deserved.q[r];
+		}
+
 	for (uint32_t k = 0; k < n; k++) {
 		kb_job *j = &s->jobs[items[k].job];
 		const char *invalid = kb_job_valid(ssn, j);
@@ -125,9 +164,17 @@ static int enqueue_execute(kb_session *ssn, kb_err *err)
 		kb_res min;
 		kb_job_min_request(ssn, j, &min);
 		min.q[KB_RES_PODS] = 0;
+		kb_res could = room;
+		uint32_t below = 0; /* jobs of lower priority: hs[0 .. below) */
+		while (below < nh && hs[below].priority < j->priority)
+			below++;
+		if (below)
+			kb_res_add(&could, &hs[below - 1].sum);
+		if (!kb_queue_overused(ssn, &s->queues[j->queue]))
+			kb_res_add(&could, &reclaimable);
 		bool fits = true;
 		for (int r = 0; r < KB_RES_MAX; r++)
-			fits &= min.q[r] <= 0 || min.q[r] <= room.q[r];
+			fits &= min.q[r] <= 0 || min.q[r] <= could.q[r];
 		if (!fits) {
 			j->pending_reason = "waiting to be enqueued: the cluster cannot hold its "
 					    "minimum resources now";

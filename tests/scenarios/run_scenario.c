@@ -322,6 +322,24 @@ static void check_expect(const kb_yaml_node *ex, json_t *outj)
 		for (size_t i = 0; i < n->n; i++)
 			if (!find_by(evicts, "pod", kb_yaml_str(n->items[i])))
 				FAIL("%s: expected evicted, was not", kb_yaml_str(n->items[i]));
+	if ((n = kb_yaml_get(ex, "max_evictions_per_pod")) && kb_yaml_int(n, &want) == 0) {
+		size_t i, k;
+		json_t *v, *w;
+		json_array_foreach(evicts, i, v)
+		{
+			const char *pod = json_string_value(json_object_get(v, "pod"));
+			int64_t count = 0;
+			json_array_foreach(evicts, k, w)
+			{
+				count += strcmp(json_string_value(json_object_get(w, "pod")), pod) == 0;
+			}
+			if (count > want) {
+				FAIL("%s evicted %lld times, at most %lld expected", pod, (long long)count,
+				     (long long)want);
+				break;
+			}
+		}
+	}
 	json_t *pending = json_object_get(outj, "pending");
 	if ((n = kb_yaml_get(ex, "pending"))) {
 		for (size_t i = 0; i < n->n; i++)
