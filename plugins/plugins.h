@@ -14,6 +14,7 @@ extern const kb_plugin_ops kb_plugin_drf;         /* "drf" */
 extern const kb_plugin_ops kb_plugin_predicates;  /* "predicates" (predicates.h) */
 extern const kb_plugin_ops kb_plugin_proportion;  /* "proportion" */
 extern const kb_plugin_ops kb_plugin_nodeorder;   /* "nodeorder" (nodeorder.c) */
+extern const kb_plugin_ops kb_plugin_gpu;         /* "gpu" (gpu.c) */
 
 /* Tasks of j that count toward its gang: Allocated, Binding, Bound, Running, Succeeded. */
 int32_t kb_gang_ready_count(const kb_job *j);

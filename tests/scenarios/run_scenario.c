@@ -56,6 +56,7 @@ typedef struct pod_fact {
 	kb_res req;
 	int64_t duration_ms;
 	const char *group; /* "ns/name" of its PodGroup, or NULL */
+	int32_t gpu_milli; /* share of one GPU, or 0 for whole GPUs */
 } pod_fact;
 
 typedef struct facts {
@@ -79,6 +80,7 @@ static void add_pod(facts *f, const kb_object *o)
 	p->key = o->meta.key;
 	p->req = o->u.pod.req;
 	p->duration_ms = o->u.pod.sim_duration_ms;
+	p->gpu_milli = o->u.pod.spec.gpu_milli;
 	if (o->u.pod.group_name) {
 		char buf[512];
 		snprintf(buf, sizeof(buf), "%s/%s", o->meta.ns, o->u.pod.group_name);
@@ -144,6 +146,7 @@ static void check_invariants(const facts *f, json_t *outj)
 		return;
 	}
 	kb_res *used = calloc(nodes.nnodes + 1, sizeof(kb_res));
+	int32_t(*dev)[32] = calloc(nodes.nnodes + 1, sizeof(*dev)); /* milli-GPU used per device */
 	int *live = calloc(nb + 1, sizeof(int)); /* 1 while bind i holds its node */
 	const char **pod_of_bind = calloc(nb + 1, sizeof(char *));
 	for (size_t i = 0; i < n; i++) {
@@ -152,10 +155,25 @@ static void check_invariants(const facts *f, json_t *outj)
 		const pod_fact *pf = find_pod(f, e->pod);
 		if (ni < 0 || !pf)
 			continue;
+		json_t *gpus = json_object_get(json_array_get(binds, (size_t)(e->bind_index >= 0 ? e->bind_index : 0)), "gpus");
 		if (e->kind == 1) {
 			live[e->bind_index] = 1;
 			pod_of_bind[e->bind_index] = e->pod;
 			kb_res_add(&used[ni], &pf->req);
+			size_t gi;
+			json_t *g;
+			json_array_foreach(gpus, gi, g)
+			{
+				int64_t d = json_integer_value(g);
+				if (d < 0 || d >= 32 || d >= nodes.nodes[ni].ngpus) {
+					FAIL("%s given GPU %lld, which node %s does not have", e->pod, (long long)d, e->node);
+					continue;
+				}
+				dev[ni][d] += pf->gpu_milli ? pf->gpu_milli : 1000;
+				if (dev[ni][d] > 1000)
+					FAIL("GPU %lld of node %s is over-filled (%d milli-GPU) at t=%.3f after binding %s",
+					     (long long)d, e->node, dev[ni][d], e->time, e->pod);
+			}
 			int r = kb_res_first_short(&used[ni], &nodes.nodes[ni].allocatable);
 			if (r >= 0)
 				FAIL("node %s is over its allocatable %s at t=%.3f after binding %s",
@@ -170,6 +188,14 @@ static void check_invariants(const facts *f, json_t *outj)
 			if (bi >= 0 && live[bi]) {
 				live[bi] = 0;
 				kb_res_sub(&used[ni], &pf->req);
+				size_t gi;
+				json_t *g;
+				json_array_foreach(json_object_get(json_array_get(binds, (size_t)bi), "gpus"), gi, g)
+				{
+					int64_t d = json_integer_value(g);
+					if (d >= 0 && d < 32)
+						dev[ni][d] -= pf->gpu_milli ? pf->gpu_milli : 1000;
+				}
 			}
 		}
 	}
@@ -212,6 +238,7 @@ static void check_invariants(const facts *f, json_t *outj)
 		}
 	}
 	free(used);
+	free(dev);
 	free(live);
 	free(pod_of_bind);
 	free(ev);
@@ -416,6 +443,27 @@ static void check_expect(const kb_yaml_node *ex, json_t *outj)
 				FAIL("%s: expected bound at t=%.3f, was never bound", pod, w);
 			else if (t < w - 1e-9 || t > w + 1e-9)
 				FAIL("%s: expected bound at t=%.3f, got t=%.3f", pod, w, t);
+		}
+	if ((n = kb_yaml_get(ex, "gpus")))
+		for (size_t i = 0; i < n->n; i++) {
+			const char *pod = n->pairs[i].key->str;
+			json_t *b = find_by(json_object_get(outj, "bindings"), "pod", pod);
+			json_t *got = b ? json_object_get(b, "gpus") : NULL;
+			char gs[128] = "", ws[128] = "";
+			size_t gi, off = 0;
+			json_t *g;
+			json_array_foreach(got, gi, g)
+			{
+				off += (size_t)snprintf(gs + off, sizeof(gs) - off, "%s%lld", gi ? "," : "",
+							(long long)json_integer_value(g));
+			}
+			const kb_yaml_node *w = n->pairs[i].value;
+			off = 0;
+			for (size_t k = 0; w && k < w->n; k++)
+				off += (size_t)snprintf(ws + off, sizeof(ws) - off, "%s%s", k ? "," : "",
+							kb_yaml_str(w->items[k]));
+			if (!b || strcmp(gs, ws) != 0)
+				FAIL("%s: expected GPUs [%s], got [%s]%s", pod, ws, gs, b ? "" : " (never bound)");
 		}
 	check_pairs(outj, kb_yaml_get(ex, "same_node"), true);
 	check_pairs(outj, kb_yaml_get(ex, "different_nodes"), false);

@@ -1,0 +1,343 @@
+/* gpu - GPU devices, models, sharing, topology, and placement against
+ * fragmentation.
+ *
+ * Devices: every node with nvidia.com/gpu has that many devices; each task
+ * that asks for GPUs holds a set of them (kb_task.gpu_mask: bit i = GPU i),
+ * whole GPUs, or a share of one GPU for a pod with the annotation
+ * kube-batchd.io/gpu-milli (1..999 milli-GPU, never split across devices,
+ * never overfilling a device). At session open the plugin rebuilds every
+ * node's per-device use from the tasks on it (a task bound without a device
+ * set is given the lowest free devices). When a task is placed
+ * (on_allocate) the plugin chooses its devices and records them in
+ * gpu_mask; the simulator reports them as "gpus", cluster mode writes them
+ * to the pod's kube-batchd.io/gpu-devices annotation.
+ *
+ * Topology inside a node: the node annotation kube-batchd.io/gpu-topology
+ * ("0,1,2,3;4,5,6,7") groups devices (NVLink islands, PCIe switches or NUMA
+ * nodes); a task's whole GPUs come from one group when one group can hold
+ * them (the fullest such group, to keep whole groups free).
+ *
+ * Models: a node's model is its nvidia.com/gpu.product label; a pod accepts
+ * the models in its annotation kube-batchd.io/gpu-models ("A100|H100", exact
+ * match of one name) - nodeSelector and node affinity on the label work
+ * through the predicates plugin as well.
+ *
+ * Node order for GPU tasks, `gpu.policy` argument:
+ *   "fragmentation" (default): kube-batchd's fragmentation-gradient score
+ *       (plugins/gpu_frag.h), with the workload's shape distribution learned
+ *       from the GPU pods the session sees (pending and running);
+ *   "binpack": the tightest node (the paper's best-fit);
+ *   "spread": the emptiest node.
+ * Plus, for members of one job: a bonus per member already on the node
+ * (`gpu.gang-pack.weight`, default 5: a gang lands on as few nodes as
+ * possible, e.g. 8-GPU members on whole 8-GPU nodes) and a bonus for nodes
+ * whose topology label (`gpu.topology-key`, default
+ * topology.kubernetes.io/zone) matches the nodes the job already uses
+ * (`gpu.topology.weight`, default 3). The policy score is scaled by
+ * `gpu.weight` (default 10).
+ */
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+#include "cache/objects.h"
+#include "plugins/gpu_frag.h"
+#include "plugins/plugins.h"
+
+enum gpu_policy { POLICY_FRAGMENTATION, POLICY_BINPACK, POLICY_SPREAD };
+
+typedef struct gpu_state {
+	int gpu_res;
+	enum gpu_policy policy;
+	double weight, pack_weight, topo_weight;
+	const char *topo_key;
+	struct kb_gpu_models models;
+	struct kb_gpu_workload workload;
+	bool have_workload;
+	struct kb_gpu_node *nodes; /* per snapshot node */
+	/* Per job: the topology label value of its first placed member. */
+	const char **job_topo;
+} gpu_state;
+
+static const char *label_of(const kb_labels *l, const char *key)
+{
+	uint32_t lo = 0, hi = l->n;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(l->v[mid].key, key);
+		if (c == 0)
+			return l->v[mid].value;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+/* The task's GPU request in gpu_frag's terms; false when it asks none. */
+static bool gpu_task_of(gpu_state *st, const kb_task *t, bool with_cpu_mem, struct kb_gpu_task *ret)
+{
+	if (st->gpu_res < 0 || t->req.q[st->gpu_res] <= 0)
+		return false;
+	int64_t milli = t->req.q[st->gpu_res];
+	int num, share;
+	if (t->spec && t->spec->gpu_milli > 0) {
+		num = 1;
+		share = t->spec->gpu_milli;
+	} else {
+		num = (int)((milli + KB_GPU_MILLI - 1) / KB_GPU_MILLI);
+		share = KB_GPU_MILLI;
+	}
+	if (num > KB_GPU_NODE_MAX_GPUS)
+		num = KB_GPU_NODE_MAX_GPUS + 1; /* cannot fit anywhere; init refuses */
+	uint64_t models = 0;
+	if (t->spec && t->spec->gpu_models &&
+	    kb_gpu_models_parse_spec(&st->models, t->spec->gpu_models, strlen(t->spec->gpu_models),
+				     &models) < 0)
+		models = ~0ull; /* too many model names: accept none we know */
+	int64_t cpu = with_cpu_mem ? t->req.q[KB_RES_CPU] : 0;
+	int64_t mem = with_cpu_mem ? t->req.q[KB_RES_MEMORY] / 1000 / (1024 * 1024) : 0;
+	return kb_gpu_task_init(ret, cpu, mem, num, share, models) == 0;
+}
+
+/* A task's use of each device it holds. */
+static void take_devices(struct kb_gpu_node *gn, const kb_task *t, int sign)
+{
+	int share = (t->spec && t->spec->gpu_milli > 0) ? t->spec->gpu_milli : KB_GPU_MILLI;
+	for (int g = 0; g < gn->gpu_count; g++)
+		if (t->gpu_mask & (1u << g))
+			gn->gpu_milli_free[g] -= sign * share;
+}
+
+static void node_view(gpu_state *st, const kb_node *n, struct kb_gpu_node *gn)
+{
+	int model = -1;
+	if (n->ngpus > 0) {
+		if (!n->gpu_model || kb_gpu_models_intern(&st->models, n->gpu_model, strlen(n->gpu_model), &model) < 0)
+			kb_gpu_models_intern(&st->models, "unknown", 7, &model);
+	}
+	int count = n->ngpus < KB_GPU_NODE_MAX_GPUS ? n->ngpus : KB_GPU_NODE_MAX_GPUS;
+	kb_res future = n->idle;
+	kb_res_add(&future, &n->releasing);
+	kb_res_sub(&future, &n->pipelined);
+	int64_t cpu = future.q[KB_RES_CPU] > 0 ? future.q[KB_RES_CPU] : 0;
+	int64_t mem = future.q[KB_RES_MEMORY] > 0 ? future.q[KB_RES_MEMORY] / 1000 / (1024 * 1024) : 0;
+	kb_gpu_node_init(gn, cpu, mem, count, model);
+}
+
+/* Devices for t on node ni: whole GPUs from one topology group when
+ * possible, else the policy's choice. 0 and *ret, or -ENOSPC. */
+static int choose(gpu_state *st, const kb_snapshot *s, uint32_t ni, const struct kb_gpu_task *gt,
+		  uint32_t *ret)
+{
+	const kb_node *n = &s->nodes[ni];
+	const struct kb_gpu_node *gn = &st->nodes[ni];
+	if (!kb_gpu_task_is_sharing(gt) && n->gpu_group && gt->num_gpu > 1) {
+		/* The fullest group that still has num_gpu free devices. */
+		int best_group = -1, best_free = 0;
+		for (int grp = 0; grp < gn->gpu_count; grp++) {
+			int free = 0;
+			for (int g = 0; g < gn->gpu_count; g++)
+				free += n->gpu_group[g] == grp && gn->gpu_milli_free[g] == KB_GPU_MILLI;
+			if (free >= gt->num_gpu && (best_group < 0 || free < best_free)) {
+				best_group = grp;
+				best_free = free;
+			}
+		}
+		if (best_group >= 0) {
+			uint32_t mask = 0;
+			int k = 0;
+			for (int g = 0; g < gn->gpu_count && k < gt->num_gpu; g++)
+				if (n->gpu_group[g] == best_group && gn->gpu_milli_free[g] == KB_GPU_MILLI) {
+					mask |= 1u << g;
+					k++;
+				}
+			*ret = mask;
+			return 0;
+		}
+	}
+	if (st->policy == POLICY_FRAGMENTATION && st->have_workload) {
+		double score;
+		return kb_gpu_score(KB_GPU_POLICY_KUBE_BATCHD, gn, gt, &st->workload, &score, ret);
+	}
+	return kb_gpu_devices_choose(gn, gt, KB_GPU_DEVSEL_TIGHTEST, 0, ret);
+}
+
+static int gpu_open(kb_session *ssn, const kb_plugin_conf *pc, void **ret, kb_err *err)
+{
+	kb_snapshot *s = ssn->snap;
+	gpu_state *st = kb_arena_alloc(&ssn->arena, sizeof(*st));
+	if (!st)
+		return kb_err_set(err, -ENOMEM, "out of memory");
+	st->gpu_res = s->gpu_res;
+	st->weight = kb_plugin_arg_double(pc, "gpu.weight", 10);
+	st->pack_weight = kb_plugin_arg_double(pc, "gpu.gang-pack.weight", 5);
+	st->topo_weight = kb_plugin_arg_double(pc, "gpu.topology.weight", 3);
+	st->topo_key = kb_plugin_arg_str(pc, "gpu.topology-key", "topology.kubernetes.io/zone");
+	const char *policy = kb_plugin_arg_str(pc, "gpu.policy", "fragmentation");
+	if (strcmp(policy, "fragmentation") == 0)
+		st->policy = POLICY_FRAGMENTATION;
+	else if (strcmp(policy, "binpack") == 0)
+		st->policy = POLICY_BINPACK;
+	else if (strcmp(policy, "spread") == 0)
+		st->policy = POLICY_SPREAD;
+	else
+		return kb_err_set(err, -EINVAL,
+				  "argument gpu.policy: expected fragmentation, binpack or spread, got \"%s\"",
+				  policy);
+	kb_gpu_models_init(&st->models);
+	st->nodes = kb_arena_calloc(&ssn->arena, s->nnodes ? s->nnodes : 1, sizeof(*st->nodes));
+	st->job_topo = kb_arena_calloc(&ssn->arena, s->njobs ? s->njobs : 1, sizeof(char *));
+	if (!st->nodes || !st->job_topo)
+		return kb_err_set(err, -ENOMEM, "out of memory");
+	*ret = st;
+	if (st->gpu_res < 0)
+		return 0; /* no GPUs in this cluster */
+
+	/* Per-device use from the tasks on each node. */
+	for (uint32_t ni = 0; ni < s->nnodes; ni++) {
+		const kb_node *n = &s->nodes[ni];
+		struct kb_gpu_node *gn = &st->nodes[ni];
+		node_view(st, n, gn);
+		for (int32_t ti = n->task_head; ti >= 0; ti = s->tasks[ti].node_next) {
+			kb_task *t = &s->tasks[ti];
+			struct kb_gpu_task gt;
+			if (!gpu_task_of(st, t, false, &gt))
+				continue;
+			uint32_t valid_mask = gn->gpu_count >= 32 ? ~0u : ((1u << gn->gpu_count) - 1);
+			if (t->gpu_mask == 0 || (t->gpu_mask & ~valid_mask) ||
+			    !kb_gpu_devices_valid(gn, &gt, t->gpu_mask)) {
+				/* Placed without (valid) devices: give it the lowest free ones. */
+				uint32_t mask = 0;
+				if (kb_gpu_devices_choose(gn, &gt, KB_GPU_DEVSEL_FIRST, 0, &mask) < 0)
+					continue; /* over-committed by someone else: nothing to track */
+				t->gpu_mask = mask;
+			}
+			take_devices(gn, t, +1);
+		}
+	}
+	/* Jobs already on nodes: remember their topology domain. */
+	for (uint32_t ti = 0; ti < s->ntasks; ti++) {
+		const kb_task *t = &s->tasks[ti];
+		if (t->job >= 0 && t->node >= 0 && kb_task_status_on_node(t->status) && !st->job_topo[t->job])
+			st->job_topo[t->job] = label_of(&s->nodes[t->node].labels, st->topo_key);
+	}
+	/* The expected workload: the shapes of the GPU pods this session sees. */
+	uint32_t n = 0;
+	struct kb_gpu_task *sample = kb_arena_calloc(&ssn->arena, s->ntasks ? s->ntasks : 1, sizeof(*sample));
+	if (!sample)
+		return kb_err_set(err, -ENOMEM, "out of memory");
+	for (uint32_t ti = 0; ti < s->ntasks; ti++)
+		if (!s->tasks[ti].foreign && gpu_task_of(st, &s->tasks[ti], true, &sample[n]))
+			n++;
+	if (n > 0 && kb_gpu_workload_init(sample, n, 0.95, KB_GPU_WORKLOAD_MEMORY, &st->workload) == 0)
+		st->have_workload = true;
+	return 0;
+}
+
+static void gpu_close(kb_session *ssn, void *state)
+{
+	gpu_state *st = state;
+	if (st && st->have_workload)
+		kb_gpu_workload_release(&st->workload);
+}
+
+static int gpu_predicate(void *state, const kb_session *ssn, const kb_task *t, const kb_node *n,
+			 const char **ret)
+{
+	gpu_state *st = state;
+	struct kb_gpu_task gt;
+	if (!gpu_task_of(st, t, false, &gt))
+		return KB_FIT_OK;
+	const struct kb_gpu_node *gn = &st->nodes[n - ssn->snap->nodes];
+	if (gn->gpu_count == 0) {
+		*ret = "node(s) had no GPU devices";
+		return KB_FIT_FAIL;
+	}
+	if (!kb_gpu_model_ok(gn, &gt)) {
+		*ret = "node(s) had a GPU model the pod does not accept";
+		return KB_FIT_FAIL;
+	}
+	if (!kb_gpu_fits(gn, &gt)) {
+		*ret = kb_gpu_task_is_sharing(&gt) ? "node(s) had no GPU with enough free share"
+						    : "node(s) didn't have enough free GPU devices";
+		return KB_FIT_FAIL;
+	}
+	return KB_FIT_OK;
+}
+
+static double gpu_node_order(void *state, const kb_session *ssn, const kb_task *t, const kb_node *n)
+{
+	gpu_state *st = state;
+	struct kb_gpu_task gt;
+	if (!gpu_task_of(st, t, true, &gt))
+		return 0;
+	const kb_snapshot *s = ssn->snap;
+	uint32_t ni = (uint32_t)(n - s->nodes);
+	const struct kb_gpu_node *gn = &st->nodes[ni];
+	double score = 0;
+	uint32_t devices;
+	switch (st->policy) {
+	case POLICY_FRAGMENTATION:
+		if (st->have_workload &&
+		    kb_gpu_score(KB_GPU_POLICY_KUBE_BATCHD, gn, &gt, &st->workload, &score, &devices) == 0)
+			score /= KB_GPU_MILLI; /* milli-GPU of fragmentation to GPUs */
+		break;
+	case POLICY_BINPACK:
+	case POLICY_SPREAD:
+		if (kb_gpu_score(KB_GPU_POLICY_BESTFIT, gn, &gt, NULL, &score, &devices) == 0 &&
+		    st->policy == POLICY_SPREAD)
+			score = -score;
+		break;
+	}
+	score *= st->weight;
+	/* Members of one job close together. */
+	if (t->job >= 0) {
+		int same = 0;
+		for (int32_t ti = n->task_head; ti >= 0; ti = s->tasks[ti].node_next)
+			same += s->tasks[ti].job == t->job;
+		score += st->pack_weight * same;
+		const char *want = st->job_topo[t->job];
+		const char *have = label_of(&n->labels, st->topo_key);
+		if (want && have && strcmp(want, have) == 0)
+			score += st->topo_weight;
+	}
+	return score;
+}
+
+static void gpu_on_allocate(void *state, kb_session *ssn, kb_task *t)
+{
+	gpu_state *st = state;
+	struct kb_gpu_task gt;
+	if (t->node < 0 || !gpu_task_of(st, t, false, &gt))
+		return;
+	kb_snapshot *s = ssn->snap;
+	uint32_t mask = 0;
+	if (choose(st, s, (uint32_t)t->node, &gt, &mask) < 0)
+		return; /* the predicate passed, so this does not happen */
+	t->gpu_mask = mask;
+	take_devices(&st->nodes[t->node], t, +1);
+	if (t->job >= 0 && !st->job_topo[t->job])
+		st->job_topo[t->job] = label_of(&s->nodes[t->node].labels, st->topo_key);
+}
+
+static void gpu_on_deallocate(void *state, kb_session *ssn, kb_task *t)
+{
+	gpu_state *st = state;
+	struct kb_gpu_task gt;
+	if (t->node < 0 || !gpu_task_of(st, t, false, &gt) || !t->gpu_mask)
+		return;
+	take_devices(&st->nodes[t->node], t, -1);
+	t->gpu_mask = 0;
+}
+
+const kb_plugin_ops kb_plugin_gpu = {
+	.name = "gpu",
+	.open = gpu_open,
+	.close = gpu_close,
+	.predicate = gpu_predicate,
+	.node_order = gpu_node_order,
+	.on_allocate = gpu_on_allocate,
+	.on_deallocate = gpu_on_deallocate,
+};
