@@ -178,6 +178,10 @@ static int table_open(struct table *t, const char *path,
 	r = read_file(path, err, errlen, &t->buf, &t->len);
 	if (r < 0)
 		return r;
+	if (t->len == 0) {
+		set_err(err, errlen, "%s:1: empty file, no header", path);
+		goto fail;
+	}
 	eol = memchr(t->buf, '\n', t->len);
 	if (!eol)
 		eol = t->buf + t->len;
@@ -305,9 +309,12 @@ int openb_load_nodes(const char *path, struct kb_gpu_models *models,
 		const struct field *model;
 		int model_id = -1;
 
-		if (split_line(s, e, row, CSV_MAX_COLS) != t.ncols) {
-			set_err(err, errlen, "%s:%d: expected %d fields",
-				path, lineno, t.ncols);
+		int nf = split_line(s, e, row, CSV_MAX_COLS);
+
+		if (nf != t.ncols) {
+			set_err(err, errlen, "%s:%d: expected %d fields, got %s%d",
+				path, lineno, t.ncols, nf < 0 ? "more than " : "",
+				nf < 0 ? CSV_MAX_COLS : nf);
 			goto fail_inval;
 		}
 		if (!get_int(&t, row, NODE_CPU, "cpu_milli", lineno,
@@ -371,9 +378,12 @@ int openb_load_pods(const char *path, struct kb_gpu_models *models,
 		int64_t cpu, mem, num_gpu, gpu_milli;
 		uint64_t mask = 0;
 
-		if (split_line(s, e, row, CSV_MAX_COLS) != t.ncols) {
-			set_err(err, errlen, "%s:%d: expected %d fields",
-				path, lineno, t.ncols);
+		int nf = split_line(s, e, row, CSV_MAX_COLS);
+
+		if (nf != t.ncols) {
+			set_err(err, errlen, "%s:%d: expected %d fields, got %s%d",
+				path, lineno, t.ncols, nf < 0 ? "more than " : "",
+				nf < 0 ? CSV_MAX_COLS : nf);
 			goto fail_inval;
 		}
 		if (!get_int(&t, row, POD_CPU, "cpu_milli", lineno,

@@ -34,7 +34,6 @@
 #include "plugins/gpu_frag.h"
 
 #define TUNE_RATIO 1.3
-#define SHAPE_COVERAGE 0.95
 #define NBUCKETS 256
 #define MAX_POLICIES 8
 #define MAX_SEEDS 1000
@@ -85,15 +84,18 @@ struct trace {
 	struct kb_gpu_workload workload_kbd;
 };
 
+_Static_assert(sizeof(struct kb_gpu_task) ==
+		       2 * sizeof(int64_t) + 2 * sizeof(int) + sizeof(uint64_t),
+	       "struct kb_gpu_task has padding; task_cmp needs a field compare");
+
 static int task_cmp(const struct kb_gpu_task *a, const struct kb_gpu_task *b)
 {
 	return memcmp(a, b, sizeof(*a));
 }
 
-/* Index pods by distinct shape. Tasks are zero-initialised structs filled by
- * kb_gpu_task_init, so memcmp is a valid equality (no padding garbage: the
- * loader copies whole structs built on zeroed storage). O(pods * classes)
- * with classes in the hundreds. */
+/* Index pods by distinct shape. struct kb_gpu_task has no padding (two
+ * int64, two int, one uint64) and kb_gpu_task_init sets every field, so
+ * memcmp is a valid equality. O(pods * classes), classes in the hundreds. */
 static int trace_classify(struct trace *t)
 {
 	t->classes = calloc(t->npods, sizeof(*t->classes));
@@ -187,8 +189,12 @@ static uint32_t *make_order(const struct trace *t, uint64_t seed,
 	return order;
 }
 
-/* Replay one policy on one arrival order. Work: O(pods * nodes) cache
- * probes plus one score per (class, node) after each change of the node. */
+/* Replay one policy on one arrival order into *st. Ties between nodes go
+ * to the first in a seeded random order of the nodes, fixed for the replay
+ * (BENCHMARKS.md for Best-fit; the same rule for the fragmentation policies
+ * reproduces the published FGD figures). Work: O(pods * nodes) cache probes
+ * plus one kb_gpu_score per (shape, node) after each change of that node.
+ * Returns 0 or a negative errno. */
 static int replay(const struct trace *t, enum kb_gpu_policy policy,
 		  uint64_t seed, const uint32_t *order, size_t norder,
 		  struct run_stats *st)
@@ -212,8 +218,7 @@ static int replay(const struct trace *t, enum kb_gpu_policy policy,
 	    (policy != KB_GPU_POLICY_RANDOM && !cache))
 		goto out;
 	memcpy(nodes, t->nodes, nn * sizeof(*nodes));
-	rng_seed(&r, seed, 2 + (uint64_t)policy);
-	/* seeded random order of the nodes, for ties */
+	rng_seed(&r, seed, 2);
 	for (size_t i = 0; i < nn; i++) {
 		version[i] = 1;
 		perm[i] = (uint32_t)i;
@@ -225,28 +230,10 @@ static int replay(const struct trace *t, enum kb_gpu_policy policy,
 		perm[i] = perm[j];
 		perm[j] = tmp;
 	}
-	if (getenv("ORDER") && policy == KB_GPU_POLICY_KUBE_BATCHD) {
-		int dir = atoi(getenv("ORDER"));
-		/* stable insertion sort by gpu_count (dir>0 asc, dir<0 desc), dir==2: by cpu/gpu ratio asc */
-		for (size_t i = 1; i < nn; i++) {
-			uint32_t v = perm[i]; size_t j = i;
-			while (j > 0) {
-				const struct kb_gpu_node *a = &t->nodes[perm[j-1]], *b = &t->nodes[v];
-				double ka, kb;
-				if (dir == 2 || dir == -2) { ka = (double)a->cpu_milli_free / (a->gpu_count + 0.01); kb = (double)b->cpu_milli_free / (b->gpu_count + 0.01); }
-				else { ka = a->gpu_count; kb = b->gpu_count; }
-				if (dir < 0) { ka = -ka; kb = -kb; }
-				if (ka <= kb) break;
-				perm[j] = perm[j-1]; j--;
-			}
-			perm[j] = v;
-		}
-	}
 	memset(st, 0, sizeof(*st));
 
 	for (size_t k = 0; k < norder; k++) {
-		uint32_t p = order[k];
-		uint32_t c = t->pod_class[p];
+		uint32_t c = t->pod_class[order[k]];
 		const struct kb_gpu_task *task = &t->classes[c];
 		long chosen = -1;
 		uint32_t devices = 0;
@@ -260,18 +247,16 @@ static int replay(const struct trace *t, enum kb_gpu_policy policy,
 					feasible[nf++] = (uint32_t)i;
 			if (nf > 0) {
 				chosen = feasible[rng_below(&r, nf)];
-				if (kb_gpu_devices_choose(
-					    &nodes[chosen], task,
-					    KB_GPU_DEVSEL_RANDOM, rng_next(&r),
-					    &devices) < 0) {
-					ret = -EINVAL;
+				ret = kb_gpu_devices_choose(
+					&nodes[chosen], task,
+					KB_GPU_DEVSEL_RANDOM, rng_next(&r),
+					&devices);
+				if (ret < 0)
 					goto out;
-				}
 			}
 		} else {
 			struct cache_entry *row = cache + (size_t)c * nn;
 			double best = -INFINITY;
-			uint64_t ties = 0;
 
 			for (size_t i = 0; i < nn; i++) {
 				uint32_t n = perm[i];
@@ -294,42 +279,19 @@ static int replay(const struct trace *t, enum kb_gpu_policy policy,
 					e->score = s;
 					e->devices = dev;
 				}
-				if (e->score == -INFINITY)
-					continue;
 				if (e->score > best) {
 					best = e->score;
 					chosen = n;
 					devices = e->devices;
-					ties = 1;
-				} else if (policy == KB_GPU_POLICY_FGD && !getenv("NOTIE") &&
-					   e->score == best) {
-					/* kube-scheduler: uniform among the
-					 * top scores (reservoir sampling) */
-					ties++;
-					if (rng_below(&r, ties) == 0) {
-						chosen = n;
-						devices = e->devices;
-					}
 				}
 			}
 		}
 		if (chosen >= 0) {
-			if (kb_gpu_node_take(&nodes[chosen], task, devices) < 0) {
-				ret = -EINVAL;
+			ret = kb_gpu_node_take(&nodes[chosen], task, devices);
+			if (ret < 0)
 				goto out;
-			}
 			version[chosen]++;
 			allocated += kb_gpu_task_gpu_total(task);
-		}
-		if (chosen < 0 && getenv("DIAG") && arrived < t->capacity)
-			fprintf(stderr, "DROP cpu=%" PRId64 " mem=%" PRId64 " ng=%d gm=%d\n", task->cpu_milli, task->memory_mib, task->num_gpu, task->gpu_milli);
-		if (getenv("DIAG2") && arrived < t->capacity && arrived + kb_gpu_task_gpu_total(task) >= t->capacity) {
-			for (size_t i = 0; i < nn; i++) {
-				int64_t g = kb_gpu_node_gpu_free(&nodes[i]);
-				int whole = 0;
-				for (int q = 0; q < nodes[i].gpu_count; q++) { whole += nodes[i].gpu_milli_free[q] == 1000; if (nodes[i].gpu_milli_free[q]) fprintf(stderr, "GPU %d\n", nodes[i].gpu_milli_free[q]); }
-				if (g) fprintf(stderr, "NODE model=%d ngpu=%d cpu=%" PRId64 "/%" PRId64 " mem=%" PRId64 " gfree=%" PRId64 " whole=%d partial=%" PRId64 "\n", nodes[i].model, nodes[i].gpu_count, nodes[i].cpu_milli_free, t->nodes[i].cpu_milli_free, nodes[i].memory_mib_free, g, whole, g - whole*1000);
-			}
 		}
 		arrived += kb_gpu_task_gpu_total(task);
 		x = (int)floor(100.0 * (double)arrived / (double)t->capacity +
@@ -518,7 +480,7 @@ static int write_plot(const struct options *o, const struct trace *t,
 		   " GPUs)'\n",
 		t->capacity / KB_GPU_MILLI);
 	fprintf(g, "set ylabel 'unallocated GPU (%%)'\n");
-	fprintf(g, "set xrange [0:130]\nset grid\nset key top left\n");
+	fprintf(g, "set xrange [0:130]\nset grid\nset key top right\n");
 	for (int p = 0; p < o->npolicies; p++) {
 		fprintf(g, "$d%d << EOD\n", p);
 		for (int x = 0; x <= 130; x++)
@@ -548,7 +510,6 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-extern double kb_exp_pg, kb_exp_pc; extern int kb_exp_float; extern double kb_exp_tau, kb_exp_secw; /* EXPERIMENT */
 int main(int argc, char **argv)
 {
 	struct options o;
@@ -561,11 +522,6 @@ int main(int argc, char **argv)
 	int64_t gpus = 0;
 	int r, rc = 1;
 
-	if (getenv("PG")) kb_exp_pg = atof(getenv("PG"));
-	if (getenv("FLOAT")) kb_exp_float = 1;
-	if (getenv("TAU")) kb_exp_tau = atof(getenv("TAU"));
-	if (getenv("SECW")) kb_exp_secw = atof(getenv("SECW"));
-	if (getenv("PC")) kb_exp_pc = atof(getenv("PC"));
 	if (parse_args(argc, argv, &o) < 0) {
 		usage(stderr);
 		return 2;
@@ -600,18 +556,15 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (trace_classify(&t) < 0 ||
-	    kb_gpu_workload_init(t.pods, t.npods, SHAPE_COVERAGE, 0,
-				 &t.workload_fgd) < 0 ||
-	    kb_gpu_workload_init(t.pods, t.npods, SHAPE_COVERAGE,
-				 KB_GPU_WORKLOAD_MEMORY, &t.workload_kbd) < 0) {
+	    kb_gpu_workload_init_policy(KB_GPU_POLICY_FGD, t.pods, t.npods,
+					&t.workload_fgd) < 0 ||
+	    kb_gpu_workload_init_policy(KB_GPU_POLICY_KUBE_BATCHD, t.pods,
+					t.npods, &t.workload_kbd) < 0) {
 		fprintf(stderr, "openb_replay: out of memory\n");
 		trace_release(&t);
 		return 1;
 	}
 
-	if (getenv("MULTI")) t.workload_kbd.flags |= KB_GPU_WORKLOAD_MULTI;
-	if (getenv("COV")) { kb_gpu_workload_release(&t.workload_kbd); kb_gpu_workload_init(t.pods, t.npods, atof(getenv("COV")), getenv("NOMEM") ? 0 : KB_GPU_WORKLOAD_MEMORY, &t.workload_kbd); if (getenv("MULTI")) t.workload_kbd.flags |= KB_GPU_WORKLOAD_MULTI; }
-	if (getenv("GW")) { double gw = atof(getenv("GW")), tot = 0; for (size_t i = 0; i < t.workload_kbd.count; i++) { struct kb_gpu_shape *sh = &t.workload_kbd.shapes[i]; sh->weight *= 1 + gw * (double)kb_gpu_task_gpu_total(&sh->task) / 1000.0; tot += sh->weight; } for (size_t i = 0; i < t.workload_kbd.count; i++) t.workload_kbd.shapes[i].weight /= tot; }
 	at100 = calloc(MAX_POLICIES, sizeof(*at100));
 	at130 = calloc(MAX_POLICIES, sizeof(*at130));
 	curve = calloc(MAX_POLICIES, sizeof(*curve));
@@ -693,14 +646,14 @@ int main(int argc, char **argv)
 		       base_name(o.nodes), t.nnodes, gpus, base_name(o.pods),
 		       t.npods, t.nclasses, o.seeds, 41 + o.seeds,
 		       TUNE_RATIO * 100);
-		printf("%-12s  %-24s  %-24s\n", "policy",
+		printf("%-12s  %-22s  %s\n", "policy",
 		       "unalloc GPU % @ 100 %", "unalloc GPU % @ 130 %");
 		for (int p = 0; p < o.npolicies; p++) {
 			double m1, s1, m3, s3;
 
 			mean_sd(at100[p], o.seeds, &m1, &s1);
 			mean_sd(at130[p], o.seeds, &m3, &s3);
-			printf("%-12s  %6.2f +- %-14.2f  %6.2f +- %-14.2f\n",
+			printf("%-12s  %6.2f +- %-12.2f  %6.2f +- %.2f\n",
 			       kb_gpu_policy_name(o.policies[p]), m1, s1, m3,
 			       s3);
 		}

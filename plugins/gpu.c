@@ -231,7 +231,7 @@ static int gpu_open(kb_session *ssn, const kb_plugin_conf *pc, void **ret, kb_er
 	for (uint32_t ti = 0; ti < s->ntasks; ti++)
 		if (!s->tasks[ti].foreign && gpu_task_of(st, &s->tasks[ti], true, &sample[n]))
 			n++;
-	if (n > 0 && kb_gpu_workload_init(sample, n, 0.95, KB_GPU_WORKLOAD_MEMORY, &st->workload) == 0)
+	if (n > 0 && kb_gpu_workload_init_policy(KB_GPU_POLICY_KUBE_BATCHD, sample, n, &st->workload) == 0)
 		st->have_workload = true;
 	return 0;
 }

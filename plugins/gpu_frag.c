@@ -318,6 +318,28 @@ int kb_gpu_workload_init(const struct kb_gpu_task *tasks, size_t n,
 		shapes[i].task = groups[i].task;
 		shapes[i].weight = (double)groups[i].count / (double)covered;
 	}
+	/* CPU and memory per milli-GPU that the GPU shapes able to run on each
+	 * model bring with them (index KB_GPU_MODEL_MAX: a node whose model
+	 * has no name, usable by shapes that accept any model). */
+	for (int m = 0; m <= KB_GPU_MODEL_MAX; m++) {
+		double cpu = 0, mem = 0, gpu = 0;
+
+		for (size_t i = 0; i < kept; i++) {
+			const struct kb_gpu_task *st = &shapes[i].task;
+			double g = (double)kb_gpu_task_gpu_total(st);
+
+			if (g <= 0 ||
+			    (st->models && (m == KB_GPU_MODEL_MAX ||
+					    !((st->models >> m) & 1u))))
+				continue;
+			cpu += shapes[i].weight * (double)st->cpu_milli;
+			mem += shapes[i].weight * (double)st->memory_mib;
+			gpu += shapes[i].weight * g;
+		}
+		ret->cpu_per_gpu[m] = gpu > 0 ? cpu / gpu : 0;
+		ret->memory_per_gpu[m] = gpu > 0 ? mem / gpu : 0;
+	}
+	ret->strand_weight = flags & KB_GPU_WORKLOAD_STRAND ? 1.0 : 0.0;
 	ret->shapes = shapes;
 	ret->count = kept;
 	ret->flags = flags;
@@ -326,6 +348,25 @@ out_free_tmp:
 	free(groups);
 	free(keys);
 	return r;
+}
+
+int kb_gpu_workload_init_policy(enum kb_gpu_policy policy,
+				const struct kb_gpu_task *tasks, size_t n,
+				struct kb_gpu_workload *ret)
+{
+	switch (policy) {
+	case KB_GPU_POLICY_KUBE_BATCHD:
+		return kb_gpu_workload_init(tasks, n, 1.0,
+					    KB_GPU_WORKLOAD_MEMORY |
+						    KB_GPU_WORKLOAD_STRAND,
+					    ret);
+	case KB_GPU_POLICY_FGD:
+		return kb_gpu_workload_init(tasks, n, 0.95, 0, ret);
+	case KB_GPU_POLICY_BESTFIT:
+	case KB_GPU_POLICY_RANDOM:
+		break;
+	}
+	return -EINVAL;
 }
 
 void kb_gpu_workload_release(struct kb_gpu_workload *workload)
@@ -346,6 +387,26 @@ double kb_gpu_node_frag(const struct kb_gpu_node *node,
 
 	if (total == 0)
 		return 0.0;
+	if (workload->strand_weight > 0) {
+		int m = node->model >= 0 ? node->model : KB_GPU_MODEL_MAX;
+		double stranded = 0.0;
+
+		/* Idle GPU beyond what the free CPU (memory) can feed at the
+		 * workload's CPU (memory) per GPU: expected to stay idle. */
+		if (workload->cpu_per_gpu[m] > 0)
+			stranded = (double)total -
+				   (double)node->cpu_milli_free /
+					   workload->cpu_per_gpu[m];
+		if (memory && workload->memory_per_gpu[m] > 0) {
+			double sm = (double)total -
+				    (double)node->memory_mib_free /
+					    workload->memory_per_gpu[m];
+			if (sm > stranded)
+				stranded = sm;
+		}
+		if (stranded > 0)
+			frag += workload->strand_weight * stranded;
+	}
 	for (size_t s = 0; s < workload->count; s++) {
 		const struct kb_gpu_task *t = &workload->shapes[s].task;
 		double w = workload->shapes[s].weight;
@@ -356,18 +417,6 @@ double kb_gpu_node_frag(const struct kb_gpu_node *node,
 		    (memory && node->memory_mib_free < t->memory_mib) ||
 		    !kb_gpu_model_ok(node, t)) {
 			frag += w * (double)total;
-			continue;
-		}
-		if (workload->flags & KB_GPU_WORKLOAD_MULTI) {
-			int64_t slots = 0, copies;
-			for (int i = 0; i < node->gpu_count; i++)
-				slots += node->gpu_milli_free[i] / t->gpu_milli;
-			copies = slots / t->num_gpu;
-			if (t->cpu_milli > 0 && node->cpu_milli_free / t->cpu_milli < copies)
-				copies = node->cpu_milli_free / t->cpu_milli;
-			if (memory && t->memory_mib > 0 && node->memory_mib_free / t->memory_mib < copies)
-				copies = node->memory_mib_free / t->memory_mib;
-			frag += w * (double)(total - copies * t->num_gpu * t->gpu_milli);
 			continue;
 		}
 		for (int i = 0; i < node->gpu_count; i++) {
@@ -395,13 +444,21 @@ int kb_gpu_frag_delta(const struct kb_gpu_node *node,
 	return 0;
 }
 
-double kb_exp_pg = 0.01, kb_exp_pc = 0.001; int kb_exp_float; double kb_exp_tau, kb_exp_secw = 1; /* EXPERIMENT */
-static double sigmoid(double x);
 /* ---- scores ------------------------------------------------------------ */
 
 static double sigmoid(double x)
 {
 	return 1.0 / (1.0 + exp(-x));
+}
+
+/* FGD's score scale: int(100 * sigmoid(-delta / 1000)), delta in milli-GPU.
+ * The integer buckets matter: placements whose fragmentation deltas differ
+ * by less than a bucket (about 40 milli-GPU near 0) tie, and the caller's
+ * seeded node order then decides; this is what reproduces the published
+ * FGD figures (exact deltas with the same tie order do clearly worse). */
+static double frag_score(double delta)
+{
+	return floor(sigmoid(-delta / 1000.0) * 100.0);
 }
 
 /* Best-fit score of the paper: 128 cores and 8 GPUs are its normalisers. */
@@ -415,23 +472,15 @@ static double bestfit_score(const struct kb_gpu_node *node,
 	return 1.0 - 0.5 * (cpu_left / 128000.0 + gpu_left / 8000.0);
 }
 
-/* Packing term of kube-batchd, in milli-GPU like the fragmentation delta:
- * prefer nodes with less left over after the placement. Only breaks what
- * the fragmentation gradient leaves (nearly) tied. */
-static double kbd_packing(const struct kb_gpu_node *node,
-			  const struct kb_gpu_task *task)
-{
-	double gpu_left = (double)(kb_gpu_node_gpu_free(node) -
-				   kb_gpu_task_gpu_total(task));
-	double cpu_left = (double)(node->cpu_milli_free - task->cpu_milli);
-
-	return kb_exp_pg * gpu_left / 8000.0 + kb_exp_pc * cpu_left / 128000.0;
-}
-
-static int score_kube_batchd(const struct kb_gpu_node *node,
-			     const struct kb_gpu_task *task,
-			     const struct kb_gpu_workload *workload,
-			     double *ret_score, uint32_t *ret_devices)
+/* Fragmentation-gradient score (FGD and kube-batchd; the measure is the
+ * workload's). A sharing task tries each GPU that fits, once per distinct
+ * free amount (equal free amounts give equal scores), and keeps the lowest
+ * index with the best score, as FGD does; a whole-GPU task takes the lowest
+ * entirely free GPUs (all equivalent). The task must fit. */
+static int score_frag(const struct kb_gpu_node *node,
+		      const struct kb_gpu_task *task,
+		      const struct kb_gpu_workload *workload, double *ret_score,
+		      uint32_t *ret_devices)
 {
 	double before = kb_gpu_node_frag(node, workload);
 	double best = 0.0;
@@ -439,8 +488,6 @@ static int score_kube_batchd(const struct kb_gpu_node *node,
 	bool found = false;
 
 	if (kb_gpu_task_is_sharing(task)) {
-		/* Try each distinct free amount once: GPUs with equal free
-		 * give equal scores. */
 		int32_t tried[KB_GPU_NODE_MAX_GPUS];
 		int ntried = 0;
 
@@ -460,7 +507,8 @@ static int score_kube_batchd(const struct kb_gpu_node *node,
 			after.cpu_milli_free -= task->cpu_milli;
 			after.memory_mib_free -= task->memory_mib;
 			after.gpu_milli_free[i] -= task->gpu_milli;
-			s = before - kb_gpu_node_frag(&after, workload);
+			s = frag_score(kb_gpu_node_frag(&after, workload) -
+				       before);
 			if (!found || s > best) {
 				best = s;
 				best_dev = UINT32_C(1) << i;
@@ -474,60 +522,7 @@ static int score_kube_batchd(const struct kb_gpu_node *node,
 		if (r < 0)
 			return r;
 		kb_gpu_node_take(&after, task, best_dev);
-		best = before - kb_gpu_node_frag(&after, workload);
-		found = true;
-	}
-	if (!found)
-		return -ENOSPC;
-	if (kb_exp_tau > 0) best = floor(best / kb_exp_tau);
-	else if (kb_exp_tau < 0) best = floor(sigmoid(best / 1000.0) * 100.0);
-	*ret_score = best - kb_exp_secw * kbd_packing(node, task);
-	*ret_devices = best_dev;
-	return 0;
-}
-
-extern int kb_exp_float;
-static int score_fgd(const struct kb_gpu_node *node,
-		     const struct kb_gpu_task *task,
-		     const struct kb_gpu_workload *workload, double *ret_score,
-		     uint32_t *ret_devices)
-{
-	double before = kb_gpu_node_frag(node, workload);
-	double best = 0.0;
-	uint32_t best_dev = 0;
-	bool found = false;
-
-	if (kb_gpu_task_is_sharing(task)) {
-		for (int i = 0; i < node->gpu_count; i++) {
-			struct kb_gpu_node after = *node;
-			double s;
-
-			if (node->gpu_milli_free[i] < task->gpu_milli)
-				continue;
-			after.cpu_milli_free -= task->cpu_milli;
-			after.memory_mib_free -= task->memory_mib;
-			after.gpu_milli_free[i] -= task->gpu_milli;
-			s = sigmoid((before -
-					   kb_gpu_node_frag(&after, workload)) /
-					  1000.0) * 100.0;
-			if (!kb_exp_float) s = floor(s);
-			if (!found || s > best) {
-				best = s;
-				best_dev = UINT32_C(1) << i;
-				found = true;
-			}
-		}
-	} else {
-		struct kb_gpu_node after = *node;
-		int r = kb_gpu_devices_choose(node, task, KB_GPU_DEVSEL_FIRST,
-					      0, &best_dev);
-		if (r < 0)
-			return r;
-		kb_gpu_node_take(&after, task, best_dev);
-		best = sigmoid((before -
-				      kb_gpu_node_frag(&after, workload)) /
-				     1000.0) * 100.0;
-		if (!kb_exp_float) best = floor(best);
+		best = frag_score(kb_gpu_node_frag(&after, workload) - before);
 		found = true;
 	}
 	if (!found)
@@ -552,11 +547,8 @@ int kb_gpu_score(enum kb_gpu_policy policy, const struct kb_gpu_node *node,
 			return -EINVAL;
 		if (!kb_gpu_fits(node, task))
 			return -ENOSPC;
-		return policy == KB_GPU_POLICY_FGD ?
-			       score_fgd(node, task, workload, ret_score,
-					 ret_devices) :
-			       score_kube_batchd(node, task, workload,
-						 ret_score, ret_devices);
+		return score_frag(node, task, workload, ret_score,
+				  ret_devices);
 	case KB_GPU_POLICY_BESTFIT:
 		r = kb_gpu_devices_choose(node, task, KB_GPU_DEVSEL_TIGHTEST,
 					  0, &devices);

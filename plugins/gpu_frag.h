@@ -22,13 +22,22 @@
  * Design note (the policy). FGD (Weng et al., ATC '23) measures a node's
  * fragmentation as the expected idle GPU capacity that a task drawn from the
  * workload's shape distribution could not use, and places each task where
- * that measure grows least. kube-batchd keeps this gradient but (1) scores in
- * full precision instead of FGD's 0..100 integer sigmoid buckets, (2) makes
- * a shape count as "cannot use" also when the node lacks the memory it
- * needs (memory is a hard constraint FGD's measure ignores), and (3) breaks
- * the many remaining near-ties towards the node that is already the most
- * used (a best-fit term on leftover GPU and CPU), which keeps empty nodes
- * empty for the 8-GPU tasks. See kb_gpu_score() and bench/README-openb.md.
+ * that measure grows least (score int(100 * sigmoid(-delta / 1000)), ties
+ * to a fixed seeded node order). kube-batchd keeps FGD's gradient and score
+ * scale and changes the measure:
+ *   1. stranded GPU: idle GPU that the node's free CPU (or memory) cannot
+ *      feed, at the CPU (memory) per GPU that the shapes able to use this
+ *      node's model bring on average, counts as fragment too. FGD only asks
+ *      whether one task of each shape fits now, so it lets CPU-only and
+ *      CPU-heavy tasks eat the CPU that the node's idle GPUs will need;
+ *   2. memory is a hard constraint, so a shape that does not fit the node's
+ *      free memory cannot use its GPUs (FGD ignores memory);
+ *   3. the distribution keeps every shape of the trace instead of the
+ *      commonest 95 %: the rare shapes are mostly the ones that name GPU
+ *      models, and without them the measure cannot see that a T4-only task
+ *      needs the T4 GPUs that an any-model task is about to take.
+ * The trace's shapes (not their order) are the only knowledge of the
+ * future, as for FGD. Figures: bench/README-openb.md.
  */
 #ifndef KB_PLUGINS_GPU_FRAG_H
 #define KB_PLUGINS_GPU_FRAG_H
@@ -80,10 +89,11 @@ struct kb_gpu_shape {
 
 /* Flags of a workload distribution. */
 enum {
-	/* A shape that does not fit the node's free memory makes the node's
-	 * idle GPUs fragments for it (FGD ignores memory). */
+	/* Shapes are told apart by memory too, and a shape that does not fit
+	 * the node's free memory cannot use its GPUs (FGD ignores memory). */
 	KB_GPU_WORKLOAD_MEMORY = 1u << 0,
-	KB_GPU_WORKLOAD_MULTI = 1u << 1,
+	/* Add the stranded-GPU term to the fragmentation (design note, 1). */
+	KB_GPU_WORKLOAD_STRAND = 1u << 1,
 };
 
 /* The expected workload: the most common shapes covering a given share of
@@ -92,11 +102,16 @@ struct kb_gpu_workload {
 	struct kb_gpu_shape *shapes;
 	size_t count;
 	unsigned flags;
+	/* Mean milli-CPU and MiB per milli-GPU of the GPU shapes that accept
+	 * each model (index: model id; KB_GPU_MODEL_MAX: unnamed model). */
+	double cpu_per_gpu[KB_GPU_MODEL_MAX + 1];
+	double memory_per_gpu[KB_GPU_MODEL_MAX + 1];
+	double strand_weight; /* 1 with KB_GPU_WORKLOAD_STRAND, else 0 */
 };
 
 /* Placement policies. */
 enum kb_gpu_policy {
-	KB_GPU_POLICY_KUBE_BATCHD = 0, /* ours: FGD gradient + memory + packing */
+	KB_GPU_POLICY_KUBE_BATCHD = 0, /* ours: FGD gradient, richer measure */
 	KB_GPU_POLICY_FGD,             /* FGD as published (int sigmoid score) */
 	KB_GPU_POLICY_BESTFIT,         /* the paper's Best-fit baseline */
 	KB_GPU_POLICY_RANDOM,          /* constant score; device chosen at random */
@@ -197,6 +212,15 @@ int kb_gpu_workload_init(const struct kb_gpu_task *tasks, size_t n,
 			 double coverage, unsigned flags,
 			 struct kb_gpu_workload *ret);
 
+/* The distribution a policy scores with, from the trace's tasks: FGD: the
+ * commonest shapes covering 95 % of tasks, keyed (cpu, num_gpu, gpu_milli,
+ * models), no flags; KUBE_BATCHD: all shapes, keyed with memory too,
+ * MEMORY | STRAND. Returns as kb_gpu_workload_init, and -EINVAL for a
+ * policy that needs no distribution (BESTFIT, RANDOM). */
+int kb_gpu_workload_init_policy(enum kb_gpu_policy policy,
+				const struct kb_gpu_task *tasks, size_t n,
+				struct kb_gpu_workload *ret);
+
 /* Free the shapes and empty the workload. Accepts an empty workload. */
 void kb_gpu_workload_release(struct kb_gpu_workload *workload);
 
@@ -205,7 +229,10 @@ void kb_gpu_workload_release(struct kb_gpu_workload *workload);
  * the node's idle GPU when it asks no GPU, when the model does not match,
  * when CPU (and with KB_GPU_WORKLOAD_MEMORY, memory) is short, or when fewer
  * than num_gpu GPUs have gpu_milli free; otherwise it could not use the
- * GPUs with less than gpu_milli free. O(shapes * gpus). */
+ * GPUs with less than gpu_milli free. With KB_GPU_WORKLOAD_STRAND, plus
+ * max(0, idle GPU - free CPU / cpu_per_gpu[model], idle GPU - free memory /
+ * memory_per_gpu[model]) (the memory part only with MEMORY).
+ * O(shapes * gpus). */
 double kb_gpu_node_frag(const struct kb_gpu_node *node,
 			const struct kb_gpu_workload *workload);
 
@@ -221,12 +248,14 @@ int kb_gpu_frag_delta(const struct kb_gpu_node *node,
 
 /* Score placing the task on the node under a policy (higher is better) and
  * the devices that score belongs to. workload is used by KUBE_BATCHD and FGD
- * only (may be NULL otherwise). Scores of different nodes for one task are
- * comparable; callers break exact ties themselves (seeded order).
- *   KUBE_BATCHD: -(fragmentation delta) - packing term, the device of a
- *     sharing task chosen by the same score;
- *   FGD: int(100 * sigmoid(-delta / 1000)), the device of a sharing task
- *     the first with the highest such score, as published;
+ * only (may be NULL otherwise) and should come from
+ * kb_gpu_workload_init_policy() for that policy. Scores of different nodes
+ * for one task are comparable; callers break ties themselves, with a seeded
+ * random order of the nodes that stays fixed for the whole replay (the first
+ * node in that order among the best wins).
+ *   KUBE_BATCHD and FGD: int(100 * sigmoid(-delta / 1000)), delta the
+ *     increase of kb_gpu_node_frag() under the workload; the GPU of a
+ *     sharing task is the lowest-index one with the best such score;
  *   BESTFIT: 1 - 0.5 * ((cpu free - cpu asked) / 128 cores + (GPU free -
  *     GPU asked) / 8 GPUs), tightest-fitting GPU;
  *   RANDOM: 0, first fitting devices (pick devices with
