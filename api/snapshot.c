@@ -51,6 +51,20 @@ int32_t kb_snapshot_find_job(const kb_snapshot *s, const char *key)
 	KB_BSEARCH(s->jobs, s->njobs, key, key);
 }
 
+static bool schedulable(const kb_node *n)
+{
+	return n->ready && !n->unschedulable;
+}
+
+/* total_future_idle -= (sign) the node's future idle. */
+static void future_account(kb_snapshot *s, const kb_node *n, int sign)
+{
+	if (!schedulable(n))
+		return;
+	for (int i = 0; i < KB_RES_MAX; i++)
+		s->total_future_idle.q[i] += sign * (n->idle.q[i] + n->releasing.q[i] - n->pipelined.q[i]);
+}
+
 /* How a task in status st weighs on its node. */
 static void node_account(kb_node *n, const kb_task *t, kb_task_status st, int sign)
 {
@@ -83,7 +97,9 @@ void kb_snapshot_node_add_task(kb_snapshot *s, uint32_t ni, uint32_t ti)
 		s->tasks[n->task_head].node_prev = (int32_t)ti;
 	n->task_head = (int32_t)ti;
 	n->ntasks++;
+	future_account(s, n, -1);
 	node_account(n, t, t->status, +1);
+	future_account(s, n, +1);
 }
 
 void kb_snapshot_node_remove_task(kb_snapshot *s, uint32_t ni, uint32_t ti)
@@ -98,7 +114,9 @@ void kb_snapshot_node_remove_task(kb_snapshot *s, uint32_t ni, uint32_t ti)
 		s->tasks[t->node_next].node_prev = t->node_prev;
 	t->node_prev = t->node_next = -1;
 	n->ntasks--;
+	future_account(s, n, -1);
 	node_account(n, t, t->status, -1);
+	future_account(s, n, +1);
 }
 
 static bool status_requests(kb_task_status st)
@@ -154,6 +172,7 @@ void kb_snapshot_set_task_status(kb_snapshot *s, uint32_t ti, kb_task_status st)
 void kb_snapshot_derive(kb_snapshot *s)
 {
 	memset(&s->total_allocatable, 0, sizeof(s->total_allocatable));
+	memset(&s->total_future_idle, 0, sizeof(s->total_future_idle));
 	for (uint32_t i = 0; i < s->nnodes; i++) {
 		kb_node *n = &s->nodes[i];
 		memset(&n->used, 0, sizeof(n->used));
@@ -162,8 +181,10 @@ void kb_snapshot_derive(kb_snapshot *s)
 		n->idle = n->allocatable;
 		n->task_head = -1;
 		n->ntasks = 0;
-		if (n->ready && !n->unschedulable)
+		if (schedulable(n)) {
 			kb_res_add(&s->total_allocatable, &n->allocatable);
+			kb_res_add(&s->total_future_idle, &n->allocatable);
+		}
 	}
 	for (uint32_t i = 0; i < s->nqueues; i++) {
 		memset(&s->queues[i].allocated, 0, sizeof(kb_res));
@@ -227,6 +248,16 @@ bool kb_snapshot_check(const kb_snapshot *s, char *why, size_t size)
 				 n->name);
 			return false;
 		}
+	}
+	kb_res future = {{0}};
+	for (uint32_t i = 0; i < s->nnodes; i++)
+		if (schedulable(&s->nodes[i]))
+			for (int r = 0; r < KB_RES_MAX; r++)
+				future.q[r] += s->nodes[i].idle.q[r] + s->nodes[i].releasing.q[r] -
+					       s->nodes[i].pipelined.q[r];
+	if (memcmp(&future, &s->total_future_idle, sizeof(future)) != 0) {
+		snprintf(why, size, "the cluster's total future idle disagrees with its nodes");
+		return false;
 	}
 	for (uint32_t i = 0; i < s->njobs; i++) {
 		const kb_job *j = &s->jobs[i];

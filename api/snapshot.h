@@ -37,6 +37,9 @@ typedef struct kb_snapshot {
 	uint32_t *job_tasks;
 	/* Sum of every schedulable (ready, not cordoned) node's allocatable. */
 	kb_res total_allocatable;
+	/* Sum of every schedulable node's future idle (idle + releasing -
+	 * pipelined), kept current as tasks move. */
+	kb_res total_future_idle;
 	int32_t default_queue; /* index of the default queue */
 	int gpu_res;           /* index of nvidia.com/gpu in resnames, or -1 */
 } kb_snapshot;

@@ -167,6 +167,11 @@ struct kb_session {
 	kb_err first_effect_err;
 	/* Counters for logs and benchmarks. */
 	uint32_t binds, evictions;
+	/* Node search (scheduler/actions/placement.c): how many feasible nodes
+	 * to find before choosing (0 = not computed yet), and where the next
+	 * search starts. */
+	uint32_t feasible_to_find;
+	uint32_t next_node;
 };
 
 /* Opens a session over snap. The session does not own snap (the caller keeps

@@ -14,7 +14,8 @@
  *    placements stay in the session but nothing is bound; otherwise discard,
  *    leaving no trace, and the job records why.
  * When the enqueue action is configured, only jobs it admitted (Inqueue or
- * already Running) are considered.
+ * already Running) are considered. A job whose remaining minimum exceeds the
+ * whole cluster's free resources is skipped without searching nodes.
  *
  * Cost: O(tasks placed x nodes x predicates) plus heap operations.
  */
@@ -95,6 +96,58 @@ static const char *shortage(kb_session *ssn, const kb_task *t, uint32_t remainin
 	const char *name = s->resnames.name[r];
 	return kb_arena_printf(&ssn->arena, "%u need %s %s, largest free %s %s", remaining, need, name,
 			       have, name);
+}
+
+static int cmp_res(const void *a, const void *b)
+{
+	const kb_res *x = a, *y = b;
+	for (int i = 0; i < KB_RES_MAX; i++)
+		if (x->q[i] != y->q[i])
+			return x->q[i] < y->q[i] ? -1 : 1;
+	return 0;
+}
+
+/* Whether the cluster's total future idle could hold what gang j still needs
+ * to reach minMember (the smallest requests of that many pending tasks).
+ * When it cannot, no node search can succeed: returns the reason, else NULL
+ * (also for lone pods and gangs already ready, which the node search
+ * explains better).
+ * O(tasks of j log tasks of j). */
+static const char *cannot_hold(kb_session *ssn, const kb_job *j)
+{
+	const kb_snapshot *s = ssn->snap;
+	int32_t placed = j->nstatus[KB_TASK_ALLOCATED] + j->nstatus[KB_TASK_BINDING] +
+			 j->nstatus[KB_TASK_BOUND] + j->nstatus[KB_TASK_RUNNING] +
+			 j->nstatus[KB_TASK_SUCCEEDED] + j->nstatus[KB_TASK_PIPELINED];
+	int32_t k = j->min_member - placed;
+	if (j->min_member <= 1 || k <= 0)
+		return NULL; /* lone pods and ready gangs get the node search's reason */
+	kb_res *reqs = kb_arena_calloc(&ssn->arena, j->ntasks ? j->ntasks : 1, sizeof(kb_res));
+	if (!reqs)
+		return NULL;
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < j->ntasks; i++) {
+		const kb_task *t = &s->tasks[s->job_tasks[j->first_task + i]];
+		if (t->status == KB_TASK_PENDING && !t->best_effort)
+			reqs[n++] = t->req;
+	}
+	if ((uint32_t)k > n)
+		return NULL; /* job valid decides that */
+	qsort(reqs, n, sizeof(kb_res), cmp_res);
+	kb_res need = {{0}};
+	for (int32_t i = 0; i < k; i++)
+		kb_res_add(&need, &reqs[i]);
+	int r = kb_res_first_short(&need, &s->total_future_idle);
+	if (r < 0)
+		return NULL;
+	char want[KB_QUANTITY_BUFSZ], have[KB_QUANTITY_BUFSZ];
+	int64_t free_ = s->total_future_idle.q[r] > 0 ? s->total_future_idle.q[r] : 0;
+	return kb_arena_printf(&ssn->arena,
+			       "gang \"%s\": %d more tasks needing %s %s in all are needed to reach "
+			       "minMember %d, and the whole cluster has %s %s free",
+			       j->key, k, kb_res_format_one(need.q[r], &s->resnames, r, want),
+			       s->resnames.name[r], j->min_member,
+			       kb_res_format_one(free_, &s->resnames, r, have), s->resnames.name[r]);
 }
 
 static int build_tasks(alloc_ctx *ac, uint32_t ji)
@@ -181,6 +234,17 @@ static int allocate_execute(kb_session *ssn, kb_err *err)
 			continue;
 		uint32_t ji = kb_pq_pop(jobs);
 		kb_job *j = &s->jobs[ji];
+		const char *hopeless = cannot_hold(ssn, j);
+		if (hopeless) {
+			j->fit_tasks = j->nstatus[KB_TASK_ALLOCATED] + j->nstatus[KB_TASK_BINDING] +
+				       j->nstatus[KB_TASK_BOUND] + j->nstatus[KB_TASK_RUNNING] +
+				       j->nstatus[KB_TASK_SUCCEEDED] + j->nstatus[KB_TASK_PIPELINED];
+			if (!kb_job_ready(ssn, j) || !j->pending_reason)
+				j->pending_reason = hopeless;
+			if (!kb_pq_empty(jobs) && kb_pq_push(&queues, qi) < 0)
+				return kb_err_set(err, -ENOMEM, "out of memory");
+			continue;
+		}
 		if (!ac.tasks_built[ji] && build_tasks(&ac, ji) < 0)
 			return kb_err_set(err, -ENOMEM, "out of memory");
 		kb_pq *tasks = &ac.tasks_of_job[ji];

@@ -18,14 +18,43 @@ static void report_add(kb_fit_report *rep, const char *reason)
 	}
 }
 
+static uint32_t feasible_to_find(kb_session *ssn)
+{
+	uint32_t n = ssn->snap->nnodes;
+	if (ssn->feasible_to_find)
+		return ssn->feasible_to_find;
+	uint32_t want = n;
+	if (n >= 100) {
+		double pct = 50.0 - (double)n / 125.0;
+		if (pct < 5)
+			pct = 5;
+		const char *arg = kb_conf_action_arg(ssn->conf, "allocate", "percentage-of-nodes-to-score", NULL);
+		if (arg) {
+			char *end;
+			double v = strtod(arg, &end);
+			if (*end == '\0' && v > 0 && v <= 100)
+				pct = v;
+		}
+		want = (uint32_t)((double)n * pct / 100.0);
+		if (want < 100)
+			want = 100;
+	}
+	ssn->feasible_to_find = want ? want : 1;
+	return ssn->feasible_to_find;
+}
+
 int32_t kb_best_node(kb_session *ssn, const kb_task *task, kb_fit_report *report)
 {
 	const kb_snapshot *s = ssn->snap;
 	int32_t best = -1;
 	double best_score = 0;
+	uint32_t want = feasible_to_find(ssn), found = 0;
 	if (report)
 		memset(report, 0, sizeof(*report));
-	for (uint32_t i = 0; i < s->nnodes; i++) {
+	uint32_t start = s->nnodes ? ssn->next_node % s->nnodes : 0;
+	for (uint32_t k = 0; k < s->nnodes && found < want; k++) {
+		uint32_t i = start + k < s->nnodes ? start + k : start + k - s->nnodes;
+		ssn->next_node = i + 1;
 		const kb_node *n = &s->nodes[i];
 		const char *why = NULL;
 		if (kb_predicate(ssn, task, n, &why) != KB_FIT_OK) {
@@ -33,6 +62,7 @@ int32_t kb_best_node(kb_session *ssn, const kb_task *task, kb_fit_report *report
 				report_add(report, why ? why : "predicate failed");
 			continue;
 		}
+		found++;
 		double score = kb_node_score(ssn, task, n);
 		if (best < 0 || score > best_score) {
 			best = (int32_t)i;

@@ -1,8 +1,14 @@
 /* placement.h - choosing a node for one task, and explaining a failure.
  *
- * kb_best_node() runs the predicates over every node and returns the
- * feasible node with the highest node-order score (ties go to the node that
- * sorts first by name, so the choice is deterministic). When no node fits,
+ * kb_best_node() runs the predicates over the nodes and returns the feasible
+ * node with the highest node-order score (ties go to the node examined
+ * first). Like kube-scheduler's percentageOfNodesToScore, it stops once it
+ * has found enough feasible nodes: every node in clusters of fewer than 100,
+ * else max(100, nodes x P / 100) with P the allocate action's argument
+ * `percentage-of-nodes-to-score` (in `configurations:`), or adaptively
+ * max(5, 50 - nodes / 125). Each search starts where the previous one
+ * stopped, so the load spreads over the cluster; the order is deterministic.
+ * When no node fits, every node has been examined, and
  * the report counts the reasons in kube-scheduler's words, and
  * kb_fit_report_format() renders them as
  *   "0/5 nodes are available: 3 Insufficient cpu, 2 node(s) were unschedulable"
