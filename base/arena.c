@@ -14,11 +14,13 @@ struct kb_arena_chunk {
 };
 
 #define KB_ARENA_DEFAULT_CHUNK (64u * 1024u)
+#define KB_ARENA_FIRST_CHUNK 1024u
 
 void kb_arena_init(kb_arena *a)
 {
 	a->head = NULL;
 	a->chunk_size = KB_ARENA_DEFAULT_CHUNK;
+	a->next_chunk = KB_ARENA_FIRST_CHUNK;
 	a->allocated = 0;
 }
 
@@ -32,6 +34,7 @@ void kb_arena_release(kb_arena *a)
 	}
 	a->head = NULL;
 	a->allocated = 0;
+	a->next_chunk = KB_ARENA_FIRST_CHUNK;
 }
 
 void *kb_arena_alloc(kb_arena *a, size_t n)
@@ -41,7 +44,9 @@ void *kb_arena_alloc(kb_arena *a, size_t n)
 		return NULL;
 	kb_arena_chunk *c = a->head;
 	if (!c || c->size - c->used < need) {
-		size_t size = a->chunk_size;
+		size_t size = a->next_chunk < a->chunk_size ? a->next_chunk : a->chunk_size;
+		while (size < a->chunk_size && need > size / 4)
+			size *= 2;
 		if (need > size / 4) {
 			/* Large block: a chunk of its own, kept behind the current head
 			 * so the head's free space stays usable. */
@@ -64,6 +69,10 @@ void *kb_arena_alloc(kb_arena *a, size_t n)
 		c = malloc(sizeof(*c) + size);
 		if (!c)
 			return NULL;
+		if (size * 2 <= a->chunk_size)
+			a->next_chunk = size * 2;
+		else
+			a->next_chunk = a->chunk_size;
 		c->size = size;
 		c->used = 0;
 		c->next = a->head;

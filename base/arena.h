@@ -1,7 +1,8 @@
 /* arena.h - memory that lives for one session (or one parse) and is freed in one call.
  *
- * An arena hands out memory by bumping a pointer inside large chunks; nothing
- * is freed piece by piece. kb_arena_release() frees every chunk at once.
+ * An arena hands out memory by bumping a pointer inside chunks; nothing is
+ * freed piece by piece. The first chunk is small (1 KiB) and each new one
+ * doubles, up to chunk_size, so an arena per decoded object stays small. kb_arena_release() frees every chunk at once.
  * The session, the scheduler configuration and decoded manifests each own one.
  *
  * Allocation failure: these functions return NULL only when malloc fails.
@@ -15,7 +16,8 @@ typedef struct kb_arena_chunk kb_arena_chunk;
 
 typedef struct kb_arena {
 	kb_arena_chunk *head; /* newest chunk first */
-	size_t chunk_size;    /* default size of a new chunk */
+	size_t chunk_size;    /* largest size of a new chunk */
+	size_t next_chunk;    /* size of the next chunk: starts small, doubles up to chunk_size */
 	size_t allocated;     /* bytes handed out, for metrics */
 } kb_arena;
 
