@@ -335,23 +335,6 @@ static int get_labels(dec *d, const kb_yaml_node *n, const char *path, kb_labels
 	return 0;
 }
 
-const char *kb_labels_get(const kb_labels *l, const char *key)
-{
-	if (!l || !key)
-		return NULL;
-	uint32_t lo = 0, hi = l->n;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		int c = strcmp(l->v[mid].key, key);
-		if (c == 0)
-			return l->v[mid].value;
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
-}
 
 /* ---- resources ------------------------------------------------------------ */
 
@@ -1446,8 +1429,30 @@ static int dec_required_str(dec *d, const char *field, const char **ret)
 	return 0;
 }
 
+/* A required string field, or `def` (copied into the object) when the
+ * document lacks it and def is non-NULL. */
+static int dec_str_or_default(dec *d, const char *field, const char *def, const char **ret)
+{
+	const kb_yaml_node *n = kb_yaml_get(d->root, field);
+	if (def && (kb_yaml_is_null(n) || (is_scalar(n) && n->len == 0))) {
+		char *s = kb_arena_strdup(d->a, def);
+		if (!s)
+			return fail_nomem(d);
+		*ret = s;
+		return 0;
+	}
+	return dec_required_str(d, field, ret);
+}
+
 int kb_object_decode(const kb_yaml_node *doc, const char *source, kb_resnames *resnames,
 		     kb_object **ret_obj, kb_err *err)
+{
+	return kb_object_decode_as(doc, NULL, NULL, source, resnames, ret_obj, err);
+}
+
+int kb_object_decode_as(const kb_yaml_node *doc, const char *default_api_version,
+			const char *default_kind, const char *source, kb_resnames *resnames,
+			kb_object **ret_obj, kb_err *err)
 {
 	if (!doc)
 		return kb_err_set(err, -EINVAL, "object: empty document");
@@ -1464,8 +1469,8 @@ int kb_object_decode(const kb_yaml_node *doc, const char *source, kb_resnames *r
 	d.a = &o->arena;
 
 	int r;
-	if ((r = dec_required_str(&d, "apiVersion", &o->api_version)) < 0 ||
-	    (r = dec_required_str(&d, "kind", &o->kind_name)) < 0)
+	if ((r = dec_str_or_default(&d, "apiVersion", default_api_version, &o->api_version)) < 0 ||
+	    (r = dec_str_or_default(&d, "kind", default_kind, &o->kind_name)) < 0)
 		goto fail_free;
 	o->kind = kind_of(o->api_version, o->kind_name);
 	d.kind = o->kind_name;

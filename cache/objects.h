@@ -24,6 +24,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "api/labels.h"
 #include "api/resource.h"
 #include "api/types.h"
 #include "base/arena.h"
@@ -152,10 +153,17 @@ typedef struct kb_object {
 int kb_object_decode(const kb_yaml_node *doc, const char *source, kb_resnames *resnames,
 		     kb_object **ret_obj, kb_err *err);
 
+/* Like kb_object_decode, for objects whose apiVersion or kind may be absent
+ * (items of a LIST response): a missing or empty apiVersion is taken as
+ * default_api_version, a missing or empty kind as default_kind. A NULL
+ * default makes the field required, as in kb_object_decode (which is this
+ * function with both defaults NULL). Same results and cost. */
+int kb_object_decode_as(const kb_yaml_node *doc, const char *default_api_version,
+			const char *default_kind, const char *source, kb_resnames *resnames,
+			kb_object **ret_obj, kb_err *err);
+
 /* Frees the object and everything it owns. Accepts NULL; returns NULL. */
 kb_object *kb_object_free(kb_object *o);
 
-/* Looks up a label or annotation; NULL when absent. O(log n). */
-const char *kb_labels_get(const kb_labels *l, const char *key);
 
 #endif

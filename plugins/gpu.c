@@ -40,7 +40,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "cache/objects.h"
+#include "api/labels.h"
 #include "plugins/gpu_frag.h"
 #include "plugins/plugins.h"
 
@@ -59,21 +59,6 @@ typedef struct gpu_state {
 	const char **job_topo;
 } gpu_state;
 
-static const char *label_of(const kb_labels *l, const char *key)
-{
-	uint32_t lo = 0, hi = l->n;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		int c = strcmp(l->v[mid].key, key);
-		if (c == 0)
-			return l->v[mid].value;
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
-}
 
 /* The task's GPU request in gpu_frag's terms; false when it asks none. */
 static bool gpu_task_of(gpu_state *st, const kb_task *t, bool with_cpu_mem, struct kb_gpu_task *ret)
@@ -221,7 +206,7 @@ static int gpu_open(kb_session *ssn, const kb_plugin_conf *pc, void **ret, kb_er
 	for (uint32_t ti = 0; ti < s->ntasks; ti++) {
 		const kb_task *t = &s->tasks[ti];
 		if (t->job >= 0 && t->node >= 0 && kb_task_status_on_node(t->status) && !st->job_topo[t->job])
-			st->job_topo[t->job] = label_of(&s->nodes[t->node].labels, st->topo_key);
+			st->job_topo[t->job] = kb_labels_get(&s->nodes[t->node].labels, st->topo_key);
 	}
 	/* The expected workload: the shapes of the GPU pods this session sees. */
 	uint32_t n = 0;
@@ -299,7 +284,7 @@ static double gpu_node_order(void *state, const kb_session *ssn, const kb_task *
 			same += s->tasks[ti].job == t->job;
 		score += st->pack_weight * same;
 		const char *want = st->job_topo[t->job];
-		const char *have = label_of(&n->labels, st->topo_key);
+		const char *have = kb_labels_get(&n->labels, st->topo_key);
 		if (want && have && strcmp(want, have) == 0)
 			score += st->topo_weight;
 	}
@@ -319,7 +304,7 @@ static void gpu_on_allocate(void *state, kb_session *ssn, kb_task *t)
 	t->gpu_mask = mask;
 	take_devices(&st->nodes[t->node], t, +1);
 	if (t->job >= 0 && !st->job_topo[t->job])
-		st->job_topo[t->job] = label_of(&s->nodes[t->node].labels, st->topo_key);
+		st->job_topo[t->job] = kb_labels_get(&s->nodes[t->node].labels, st->topo_key);
 }
 
 static void gpu_on_deallocate(void *state, kb_session *ssn, kb_task *t)

@@ -9,6 +9,8 @@
  */
 #include "plugins/predicates.h"
 
+#include "api/labels.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <stdint.h>
@@ -33,22 +35,6 @@ static const char REASON_PORTS[] = "node(s) didn't have free ports for the reque
 
 /* ---- labels and selectors -------------------------------------------------------- */
 
-/* The value of label key (labels are sorted by key), or NULL. O(log n). */
-static const char *label_value(const kb_labels *labels, const char *key)
-{
-	uint32_t lo = 0, hi = labels->n;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		int c = strcmp(labels->v[mid].key, key);
-		if (c == 0)
-			return labels->v[mid].value;
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
-}
 
 /* strconv.ParseInt(s, 10, 64): optional sign, digits, nothing else. */
 static bool parse_int64(const char *s, int64_t *ret)
@@ -77,7 +63,7 @@ static const char *req_subject(const kb_selector_req *req, const kb_node *node)
 {
 	if (req->field)
 		return strcmp(req->key, "metadata.name") == 0 ? node->name : NULL;
-	return label_value(&node->labels, req->key);
+	return kb_labels_get(&node->labels, req->key);
 }
 
 static bool match_req(const kb_selector_req *req, const kb_node *node)
@@ -120,7 +106,7 @@ bool kb_match_node_selector(const kb_pod_spec *spec, const kb_node *node)
 		return true;
 	for (uint32_t i = 0; i < spec->node_selector.n; i++) {
 		const kb_label *want = &spec->node_selector.v[i];
-		const char *have = label_value(&node->labels, want->key);
+		const char *have = kb_labels_get(&node->labels, want->key);
 		if (!have || strcmp(have, want->value) != 0)
 			return false;
 	}

@@ -24,6 +24,16 @@ bool kb_job_has_pending(const kb_snapshot *s, const kb_job *j, bool best_effort)
  * with it, only PodGroups that enqueue admitted (phase not Pending). */
 bool kb_job_admitted(const kb_session *ssn, const kb_job *j);
 
+/* A job index with its session, for qsort. */
+typedef struct kb_job_ref {
+	const kb_session *ssn;
+	uint32_t job;
+} kb_job_ref;
+
+/* qsort comparator over kb_job_ref: queue order, then job order inside a
+ * queue (both through the session's tiers). Jobs must have a queue. */
+int kb_job_ref_cmp(const void *a, const void *b);
+
 /* A job's minimum: its PodGroup's spec.minResources, or else the requests
  * of its minMember smallest tasks. O(tasks of j log tasks of j). */
 void kb_job_min_request(const kb_session *ssn, const kb_job *j, kb_res *ret);

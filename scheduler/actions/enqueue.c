@@ -24,14 +24,9 @@
 
 #include "scheduler/actions/actions.h"
 
-typedef struct enq_item {
-	const kb_session *ssn;
-	uint32_t job;
-} enq_item;
-
-static int cmp_items(const void *a, const void *b)
+int kb_job_ref_cmp(const void *a, const void *b)
 {
-	const enq_item *x = a, *y = b;
+	const kb_job_ref *x = a, *y = b;
 	const kb_session *ssn = x->ssn;
 	const kb_job *jx = &ssn->snap->jobs[x->job], *jy = &ssn->snap->jobs[y->job];
 	if (jx->queue != jy->queue) {
@@ -89,16 +84,16 @@ void kb_job_min_request(const kb_session *ssn, const kb_job *j, kb_res *ret)
 static int enqueue_execute(kb_session *ssn, kb_err *err)
 {
 	kb_snapshot *s = ssn->snap;
-	enq_item *items = kb_arena_calloc(&ssn->arena, s->njobs ? s->njobs : 1, sizeof(*items));
+	kb_job_ref *items = kb_arena_calloc(&ssn->arena, s->njobs ? s->njobs : 1, sizeof(*items));
 	if (!items)
 		return kb_err_set(err, -ENOMEM, "out of memory");
 	uint32_t n = 0;
 	for (uint32_t i = 0; i < s->njobs; i++) {
 		const kb_job *j = &s->jobs[i];
 		if (j->flavor != KB_PG_NONE && j->phase == KB_PG_PENDING && j->queue >= 0)
-			items[n++] = (enq_item){ssn, i};
+			items[n++] = (kb_job_ref){ssn, i};
 	}
-	qsort(items, n, sizeof(*items), cmp_items);
+	qsort(items, n, sizeof(*items), kb_job_ref_cmp);
 
 	/* What the cluster can still hold: total allocatable x factor - used. */
 	double factor = 1.2;

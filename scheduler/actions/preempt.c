@@ -336,25 +336,6 @@ static int first_pending(const kb_snapshot *s, const kb_job *j, uint32_t *ret)
 	return 0;
 }
 
-typedef struct job_ref {
-	const kb_session *ssn;
-	uint32_t job;
-} job_ref;
-
-static int cmp_job_ref(const void *a, const void *b)
-{
-	const job_ref *x = a, *y = b;
-	const kb_session *ssn = x->ssn;
-	const kb_job *jx = &ssn->snap->jobs[x->job], *jy = &ssn->snap->jobs[y->job];
-	if (jx->queue != jy->queue) {
-		const kb_queue *qx = &ssn->snap->queues[jx->queue], *qy = &ssn->snap->queues[jy->queue];
-		return kb_queue_less(ssn, qx, qy) ? -1 : 1;
-	}
-	if (kb_job_less(ssn, jx, jy))
-		return -1;
-	return kb_job_less(ssn, jy, jx) ? 1 : 0;
-}
-
 static int run(kb_session *ssn, evict_mode mode, kb_err *err)
 {
 	kb_snapshot *s = ssn->snap;
@@ -384,7 +365,7 @@ static int run(kb_session *ssn, evict_mode mode, kb_err *err)
 	ec.victims = kb_arena_calloc(&ssn->arena, nt, sizeof(uint32_t));
 	ec.chosen = kb_arena_calloc(&ssn->arena, nt, sizeof(uint32_t));
 	ec.best = kb_arena_calloc(&ssn->arena, nt, sizeof(uint32_t));
-	job_ref *jobs = kb_arena_calloc(&ssn->arena, s->njobs ? s->njobs : 1, sizeof(job_ref));
+	kb_job_ref *jobs = kb_arena_calloc(&ssn->arena, s->njobs ? s->njobs : 1, sizeof(kb_job_ref));
 	if (!ec.cands || !ec.victims || !ec.chosen || !ec.best || !jobs)
 		return kb_err_set(err, -ENOMEM, "out of memory");
 
@@ -394,9 +375,9 @@ static int run(kb_session *ssn, evict_mode mode, kb_err *err)
 		if (j->queue < 0 || kb_job_valid(ssn, j) || !kb_job_admitted(ssn, j) ||
 		    !kb_job_has_pending(s, j, false) || kb_job_pipelined(ssn, j))
 			continue;
-		jobs[n++] = (job_ref){ssn, i};
+		jobs[n++] = (kb_job_ref){ssn, i};
 	}
-	qsort(jobs, n, sizeof(job_ref), cmp_job_ref);
+	qsort(jobs, n, sizeof(kb_job_ref), kb_job_ref_cmp);
 
 	for (uint32_t i = 0; i < n; i++) {
 		kb_job *j = &s->jobs[jobs[i].job];
