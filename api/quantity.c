@@ -182,25 +182,43 @@ int kb_quantity_parse(const char *s, int64_t *ret_milli)
 	return 0;
 }
 
+/* The largest binary suffix that writes milli exactly with at most three
+ * decimals ("4Gi", "7.5Gi", "51.2Gi"); false when none does. */
+static bool format_binary(int64_t milli, char *buf)
+{
+	static const char *const suffix[] = {"Ki", "Mi", "Gi", "Ti", "Pi", "Ei"};
+	__int128 v = milli < 0 ? -(__int128)milli : milli;
+	for (int k = 6; k >= 1; k--) {
+		__int128 unit = (__int128)1000 << (10 * k); /* milli-units in one suffix unit */
+		if (v < unit)
+			continue;
+		__int128 scale = 1;
+		for (int d = 0; d <= 3; d++, scale *= 10) {
+			if ((v * scale) % unit != 0)
+				continue;
+			__int128 q = v * scale / unit;
+			int64_t whole = (int64_t)(q / scale), frac = (int64_t)(q % scale);
+			if (d == 0)
+				snprintf(buf, KB_QUANTITY_BUFSZ, "%s%" PRId64 "%s", milli < 0 ? "-" : "", whole,
+					 suffix[k - 1]);
+			else
+				snprintf(buf, KB_QUANTITY_BUFSZ, "%s%" PRId64 ".%0*" PRId64 "%s",
+					 milli < 0 ? "-" : "", whole, d, frac, suffix[k - 1]);
+			return true;
+		}
+	}
+	return false;
+}
+
 char *kb_quantity_format(int64_t milli, enum kb_quantity_format fmt, char *buf)
 {
+	if (fmt == KB_QFMT_BINARY && milli != 0 && format_binary(milli, buf))
+		return buf;
 	if (milli % 1000 != 0) {
 		snprintf(buf, KB_QUANTITY_BUFSZ, "%" PRId64 "m", milli);
 		return buf;
 	}
-	int64_t units = milli / 1000;
-	if (fmt == KB_QFMT_BINARY && units != 0) {
-		static const char *const suffix[] = { "Ki", "Mi", "Gi", "Ti", "Pi", "Ei" };
-		for (int k = 6; k >= 1; k--) {
-			int64_t unit = INT64_C(1) << (10 * k);
-			if (units % unit == 0) {
-				snprintf(buf, KB_QUANTITY_BUFSZ, "%" PRId64 "%s", units / unit,
-					 suffix[k - 1]);
-				return buf;
-			}
-		}
-	}
-	snprintf(buf, KB_QUANTITY_BUFSZ, "%" PRId64, units);
+	snprintf(buf, KB_QUANTITY_BUFSZ, "%" PRId64, milli / 1000);
 	return buf;
 }
 

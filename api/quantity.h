@@ -37,8 +37,9 @@ int kb_quantity_parse(const char *s, int64_t *ret_milli);
 
 enum kb_quantity_format {
 	KB_QFMT_DECIMAL, /* "500m", "4", "1500m", "2k" is NOT used: whole numbers print as digits */
-	KB_QFMT_BINARY,  /* memory-like: the largest of Ki..Ei that divides exactly, e.g. "4Gi",
-			    "7680Mi"; otherwise digits, or "Nm" for a fractional value */
+	KB_QFMT_BINARY,  /* memory-like: the largest of Ki..Ei that writes the value exactly
+			    with at most three decimals, e.g. "4Gi", "7.5Gi", "51.2Gi";
+			    otherwise digits, or "Nm" for a fractional value */
 };
 
 /* Writes the canonical text of milli into buf (KB_QUANTITY_BUFSZ bytes) and

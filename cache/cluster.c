@@ -570,9 +570,7 @@ int kb_cluster_snapshot(const kb_cluster *c, kb_snapshot *s, kb_err *err)
 		const kb_pod_obj *p = &store_get(&c->pods, t->key)->obj->u.pod;
 		if (!p->group_name)
 			continue;
-		gkeys[i] = kb_arena_printf(&s->arena, "%s/%s", t->ns, p->group_name);
-		if (!gkeys[i])
-			goto fail_map;
+		gkeys[i] = p->group_key;
 		if (kb_strmap_get(&jobkeys, gkeys[i], NULL))
 			continue;
 		kb_job *j = &s->jobs[s->njobs];

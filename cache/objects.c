@@ -23,9 +23,10 @@
  *    (sidecars are init containers with restartPolicy Always; without any
  *    this is max(sum of containers, max of init containers)); pods = 1.
  *  - PodGroup: minMember 0 when absent in all three APIs (Go's zero value:
- *    no CRD defaults it); volcano's spec.queue "default" when absent (its
- *    CRD defaults it), NULL otherwise (the queue configuration then maps the
- *    namespace); unknown status.phase strings are Pending.
+ *    no CRD defaults it); spec.queue NULL when absent, so the queue
+ *    configuration's namespace mapping, then the default queue, applies (in
+ *    a cluster, volcano's CRD writes "default" itself at admission);
+ *    unknown status.phase strings are Pending.
  *  - Queue: weight 1 when absent (kube-batch's CRD default) or 0 (volcano's
  *    admission webhook); reclaimable true (volcano's webhook); state Open
  *    unless volcano's status.state says Closed or Closing.
@@ -1227,6 +1228,11 @@ static int dec_pod(dec *d)
 	if (!g || !*g)
 		g = kb_labels_get(&m->labels, KB_LABEL_COSCHED_GROUP_OLD);
 	po->group_name = g && *g ? g : NULL;
+	if (po->group_name) {
+		po->group_key = kb_arena_printf(&d->o->arena, "%s/%s", m->ns, po->group_name);
+		if (!po->group_key)
+			return -ENOMEM;
+	}
 
 	po->spec.labels = m->labels;
 	if ((r = dec_requests(d, spec, po)) < 0)
@@ -1298,8 +1304,6 @@ static int dec_podgroup(dec *d)
 		if ((r = get_str_nonempty(d, kb_yaml_get(spec, "queue"), "spec.queue",
 					  &pg->queue)) < 0)
 			return r;
-		if (!pg->queue && pg->flavor == KB_PG_VOLCANO)
-			pg->queue = "default";
 		if ((r = get_str_nonempty(d, kb_yaml_get(spec, "priorityClassName"),
 					  "spec.priorityClassName",
 					  &pg->priority_class_name)) < 0)

@@ -95,6 +95,7 @@ typedef struct kb_pod_obj {
 	int32_t priority; /* spec.priority */
 	const char *priority_class_name; /* or NULL */
 	const char *group_name; /* PodGroup name in the pod's namespace, or NULL */
+	const char *group_key;  /* "ns/group_name", or NULL */
 	kb_res req;      /* see kb_task.req */
 	bool best_effort;
 	kb_pod_spec spec;

@@ -13,11 +13,16 @@
  *  - predicate: a task may not take its queue above its capability (the
  *    allocate action thus never lets a queue exceed it);
  *  - reclaimable: a victim's queue gives back only what it holds above its
- *    deserved share, and only if it is reclaimable.
+ *    deserved share, and only if it is reclaimable;
+ *  - close: a job that waits because its queue's capability cannot take it
+ *    says so (the capability, not "using its share", is what the user must
+ *    change): "queue "q" would exceed its capability of 2 cpu (...)".
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "api/quantity.h"
 #include "plugins/plugins.h"
 #include "queue/deserved.h"
 #include "scheduler/actions/actions.h"
@@ -121,9 +126,76 @@ static int prop_predicate(void *st, const kb_session *ssn, const kb_task *t, con
 	int r = over_capability(q, &t->req);
 	if (r < 0)
 		return KB_FIT_OK;
-	*ret = kb_arena_printf(&((kb_session *)ssn)->arena, "queue \"%s\" would exceed its capability of %s",
-			       q->name, ssn->snap->resnames.name[r]);
+	char cap[KB_QUANTITY_BUFSZ];
+	*ret = kb_arena_printf(&((kb_session *)ssn)->arena, "queue \"%s\" would exceed its capability of %s %s",
+			       q->name, kb_res_format_one(q->capability.q[r], &ssn->snap->resnames, r, cap),
+			       ssn->snap->resnames.name[r]);
 	return KB_FIT_FAIL;
+}
+
+/* Whether j waits because of q's capability: the rest of its minimum while
+ * its gang is not ready, else every pending task, would take q above it.
+ * Then *ret_need is what it needs, *ret_min its whole minimum (or the task)
+ * and the result the resource index; else -1. O(tasks of j). */
+static int capability_blocks(const kb_session *ssn, const kb_job *j, const kb_queue *q,
+			     kb_res *ret_need, kb_res *ret_min)
+{
+	const kb_snapshot *s = ssn->snap;
+	if (kb_gang_ready_count(j) < j->min_member) {
+		kb_job_min_request(ssn, j, ret_min);
+		*ret_need = *ret_min;
+		kb_res_sub(ret_need, &j->allocated);
+		return over_capability(q, ret_need);
+	}
+	int first = -1;
+	for (uint32_t k = 0; k < j->ntasks; k++) {
+		const kb_task *t = &s->tasks[s->job_tasks[j->first_task + k]];
+		if (t->status != KB_TASK_PENDING)
+			continue;
+		int r = over_capability(q, &t->req);
+		if (r < 0)
+			return -1; /* this one fits: something else holds the job */
+		if (first < 0) {
+			first = r;
+			*ret_need = *ret_min = t->req;
+		}
+	}
+	return first;
+}
+
+/* Jobs that wait because of their queue's capability get that as their
+ * reason; the gang plugin, closing later, prefixes its own. Cost: O(tasks). */
+static void prop_close(kb_session *ssn, void *st)
+{
+	kb_snapshot *s = ssn->snap;
+	for (uint32_t i = 0; i < s->njobs; i++) {
+		kb_job *j = &s->jobs[i];
+		if (j->invalid || j->queue < 0 || !kb_job_has_pending_any(s, j))
+			continue;
+		const kb_queue *q = &s->queues[j->queue];
+		if (!q->capability_mask || q->state != KB_QUEUE_OPEN)
+			continue;
+		kb_res need, min;
+		int r = capability_blocks(ssn, j, q, &need, &min);
+		if (r < 0)
+			continue;
+		char c[KB_QUANTITY_BUFSZ], h[KB_QUANTITY_BUFSZ], n[KB_QUANTITY_BUFSZ];
+		const char *res = s->resnames.name[r];
+		kb_res_format_one(q->capability.q[r], &s->resnames, r, c);
+		if (min.q[r] > q->capability.q[r])
+			j->pending_reason = kb_arena_printf(
+				&ssn->arena,
+				"queue \"%s\" would exceed its capability of %s %s: the job needs %s %s "
+				"at once, more than the queue may ever hold",
+				q->name, c, res, kb_res_format_one(min.q[r], &s->resnames, r, n), res);
+		else
+			j->pending_reason = kb_arena_printf(
+				&ssn->arena,
+				"queue \"%s\" would exceed its capability of %s %s: it holds %s %s and "
+				"the job needs %s %s more",
+				q->name, c, res, kb_res_format_one(q->allocated.q[r], &s->resnames, r, h),
+				res, kb_res_format_one(need.q[r], &s->resnames, r, n), res);
+	}
 }
 
 static kb_vote prop_reclaimable(void *st, const kb_session *ssn, const kb_task *reclaimer,
@@ -175,6 +247,7 @@ static kb_vote prop_reclaimable(void *st, const kb_session *ssn, const kb_task *
 const kb_plugin_ops kb_plugin_proportion = {
 	.name = "proportion",
 	.open = prop_open,
+	.close = prop_close,
 	.queue_order = prop_queue_order,
 	.overused = prop_overused,
 	.job_enqueueable = prop_enqueueable,

@@ -65,23 +65,29 @@ void kb_deserved_compute(const kb_res *total, const kb_share_input *in, uint32_t
 			ret[i].q[r] = level_share(&in[i], r, lo);
 			used += ret[i].q[r];
 		}
-		/* Leftover (less than what the next level would add): one milli-unit
-		 * at a time, in input order, to the queues whose share grows at the
-		 * next level - below their ceiling and not held up by their
-		 * guarantee. A queue at its floor or its ceiling gets none, so
-		 * nobody ends above what the next level would give it. */
+		/* Leftover (less than what the next level would add): shared out as
+		 * one milli-unit at a time, in input order, would share it to the
+		 * queues whose share grows at the next level - below their ceiling
+		 * and not held up by their guarantee - each at most up to its share
+		 * at the next level. A queue at its floor or its ceiling gets none.
+		 * Done in bulk (equal parts, then 1 each in input order) so the cost
+		 * does not grow with the weights: O(queues^2) at worst. */
 		int64_t left = (int64_t)(cap - used);
 		while (left > 0) {
-			bool gave = false;
-			for (uint32_t i = 0; i < n && left > 0; i++) {
-				if (ret[i].q[r] < level_share(&in[i], r, lo + 1)) {
-					ret[i].q[r]++;
-					left--;
-					gave = true;
-				}
-			}
-			if (!gave)
+			int64_t growing = 0;
+			for (uint32_t i = 0; i < n; i++)
+				growing += ret[i].q[r] < level_share(&in[i], r, lo + 1);
+			if (growing == 0)
 				break;
+			int64_t each = left / growing;
+			for (uint32_t i = 0; i < n && left > 0; i++) {
+				int64_t room = level_share(&in[i], r, lo + 1) - ret[i].q[r];
+				if (room <= 0)
+					continue;
+				int64_t give = each ? min64(each, room) : 1;
+				ret[i].q[r] += give;
+				left -= give;
+			}
 		}
 	}
 }

@@ -7,8 +7,9 @@
  * where w_i is its weight, g_i its guarantee (floor), h_i = min(request_i,
  * capability_i) its ceiling, and L the largest level at which the d_i still
  * sum to at most C. Leftover milli-units (fewer than the sum of the weights of
- * the queues still below their ceiling) go one at a time to those queues in
- * input order. So the share is:
+ * the queues still below their ceiling) go, in input order, only to queues
+ * whose share would grow at the next level (never to a queue held at its
+ * guarantee or its ceiling). So the share is:
  *  - proportional to weight among queues that all want more;
  *  - never above what a queue asks for or its capability (leftover from a
  *    queue that asks for less goes to the queues that still ask:

@@ -972,7 +972,7 @@ static void podgroup_volcano(void **state)
 	kb_podgroup_obj *pg = &o->u.podgroup;
 	assert_int_equal(pg->flavor, KB_PG_VOLCANO);
 	assert_int_equal(pg->min_member, 2);
-	assert_string_equal(pg->queue, "default"); /* volcano's CRD default */
+	assert_null(pg->queue); /* absent: the namespace mapping, then the default queue, decide */
 	assert_string_equal(pg->priority_class_name, "low");
 	assert_int_equal(pg->phase, KB_PG_RUNNING);
 	kb_object_free(o);

@@ -211,15 +211,17 @@ static void quantity_formats_binary_with_the_largest_exact_suffix(void **state)
 {
 	format_binary(0, "0");
 	format_binary(4 * GI * 1000, "4Gi");
-	format_binary(7680 * MI * 1000, "7680Mi");
+	format_binary(7680 * MI * 1000, "7.5Gi");
+	format_binary(INT64_C(54975581388800), "51.2Gi"); /* a deserved share: 51.2Gi exactly */
+	format_binary(1536 * MI * 1000 + 512 * 1000, "1572864.5Ki"); /* Gi, Mi need more decimals */
 	format_binary(1024000, "1Ki");
-	format_binary(1536000, "1536");
+	format_binary(1536000, "1.5Ki");
 	format_binary(5000, "5");
 	format_binary(500, "500m");
 	format_binary(-2 * MI * 1000, "-2Mi");
 	format_binary(8191 * TI * 1000, "8191Ti");
 	format_binary(8 * PI * 1000, "8Pi");
-	format_binary(INT64_C(1) << 60, "1152921504606846976m");
+	format_binary(INT64_C(1) << 60, "1.024Pi");
 	format_binary((INT64_C(1) << 60) / 1000 * 1000, "1152921504606846");
 }
 

@@ -1,0 +1,929 @@
+/*
+ * kube_client.c - asynchronous HTTP to the API server (see kube_client.h).
+ *
+ * Structure (curl's docs/examples/evhiperfifo.c): one curl multi handle per
+ * client, driven by libev. curl tells us which sockets to watch
+ * (CURLMOPT_SOCKETFUNCTION -> one ev_io per socket) and when to call it
+ * back (CURLMOPT_TIMERFUNCTION -> one ev_timer, milliseconds / 1000.0);
+ * libev events go back to curl through curl_multi_socket_action().
+ *
+ * A request's life: kb_kube_request/kb_kube_stream_start put it on the
+ * `pending` queue and arm the rate timer (delay 0 when a token is free), so
+ * nothing ever starts, and no callback ever runs, inside the queueing call.
+ * The rate timer takes tokens from the bucket and adds easy handles to the
+ * multi handle (the request is then `active`). After every
+ * curl_multi_socket_action() the client:
+ *   1. delivers the complete lines streams have buffered (on_line), and
+ *   2. reaps finished transfers (done).
+ * User callbacks therefore never run inside a curl callback, so they may
+ * queue requests, cancel streams, even free the client: cancelled requests
+ * and a freed client are only marked while callbacks are being delivered
+ * (`depth` > 0) and their memory is reclaimed when the delivery unwinds.
+ *
+ * Limits (the server controls these): a response body 256 MiB (-E2BIG), a
+ * streamed line 64 MiB (-E2BIG), a token file 64 KiB.
+ */
+#include "cache/kube_client.h"
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <ev.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define BODY_MAX ((size_t)256 << 20)
+#define LINE_MAX_LEN ((size_t)64 << 20)
+#define TOKEN_FILE_MAX (64 << 10)
+#define CONNECT_TIMEOUT_MS 10000L
+/* Watches: on a quiet resource kube-apiserver 1.33 sends its first bookmark
+ * about 120 s into a watch, then one a minute (measured), so a stream that
+ * carried less than a byte a second for three minutes is dead. */
+#define STREAM_LOW_SPEED_BYTES 1L
+#define STREAM_LOW_SPEED_SECONDS 180L
+#define USER_AGENT "kube-batchd/0.1"
+
+#define DEFAULT_QPS 200.0
+#define DEFAULT_BURST 400
+#define DEFAULT_TIMEOUT_MS 30000L
+
+/* ---- growable byte buffer and line splitting ----------------------------- */
+
+typedef struct kb_buf {
+	char *data;
+	size_t len, cap;
+	size_t start; /* lines: first byte not yet delivered */
+	size_t scan;  /* lines: bytes before this hold no newline (from start) */
+} kb_buf;
+
+static int buf_append(kb_buf *b, const char *p, size_t n, size_t limit)
+{
+	if (b->len - b->start + n > limit)
+		return -E2BIG;
+	if (b->len + n + 1 > b->cap) {
+		if (b->start > 0) { /* drop what was delivered before growing */
+			memmove(b->data, b->data + b->start, b->len - b->start);
+			b->len -= b->start;
+			b->scan -= b->start;
+			b->start = 0;
+		}
+		size_t cap = b->cap ? b->cap : 4096;
+		while (cap < b->len + n + 1)
+			cap *= 2;
+		if (cap != b->cap) {
+			char *d = realloc(b->data, cap);
+			if (!d)
+				return -ENOMEM;
+			b->data = d;
+			b->cap = cap;
+		}
+	}
+	memcpy(b->data + b->len, p, n);
+	b->len += n;
+	b->data[b->len] = '\0';
+	return 0;
+}
+
+static void buf_release(kb_buf *b)
+{
+	free(b->data);
+	memset(b, 0, sizeof(*b));
+}
+
+/* The next complete line (without "\n" or "\r\n", NUL-terminated in place)
+ * or false when only a partial line is left. Empty lines are skipped. Cost:
+ * every byte is scanned once over all calls. */
+static bool buf_next_line(kb_buf *b, char **ret_line, size_t *ret_len)
+{
+	for (;;) {
+		if (b->scan < b->start)
+			b->scan = b->start;
+		char *nl = b->scan < b->len ? memchr(b->data + b->scan, '\n', b->len - b->scan) : NULL;
+		if (!nl) {
+			b->scan = b->len;
+			return false;
+		}
+		char *line = b->data + b->start;
+		size_t n = (size_t)(nl - line);
+		b->start = b->scan = (size_t)(nl - b->data) + 1;
+		if (n > 0 && line[n - 1] == '\r')
+			n--;
+		if (n == 0)
+			continue;
+		line[n] = '\0';
+		*ret_line = line;
+		*ret_len = n;
+		return true;
+	}
+}
+
+/* Whether the bytes not yet delivered, all without a newline, are longer
+ * than a line may be. */
+static bool buf_line_too_long(const kb_buf *b, size_t limit)
+{
+	return b->len - b->start > limit;
+}
+
+/* ---- token bucket ------------------------------------------------------- */
+
+typedef struct kb_bucket {
+	double qps, burst;
+	double tokens;
+	double last; /* time of the last refill, seconds */
+} kb_bucket;
+
+static void bucket_init(kb_bucket *b, double qps, int burst, double now)
+{
+	b->qps = qps;
+	b->burst = burst < 1 ? 1 : burst;
+	b->tokens = b->burst;
+	b->last = now;
+}
+
+/* Takes a token if there is one at time now: returns 0. Otherwise returns
+ * the seconds until there will be one (> 0) and takes nothing. */
+static double bucket_take(kb_bucket *b, double now)
+{
+	if (now > b->last) {
+		b->tokens += (now - b->last) * b->qps;
+		if (b->tokens > b->burst)
+			b->tokens = b->burst;
+		b->last = now;
+	}
+	if (b->tokens >= 1.0 - 1e-9) { /* a timer set for the exact wait is on time */
+		b->tokens = b->tokens > 1.0 ? b->tokens - 1.0 : 0.0;
+		return 0;
+	}
+	double wait = (1.0 - b->tokens) / b->qps;
+	return wait > 1e-6 ? wait : 1e-6;
+}
+
+/* ---- requests ------------------------------------------------------------- */
+
+typedef struct kb_req kb_req;
+struct kb_req {
+	kb_kube_client *c;
+	kb_req *prev, *next; /* on c->pending or c->active */
+	bool is_active, cancelled, finished;
+	bool stream;
+	bool e2big;  /* a limit ended the transfer */
+	bool enomem; /* so did a failed allocation */
+	char *method, *url, *body, *content_type;
+	kb_kube_done_fn done;
+	kb_kube_line_fn on_line;
+	void *ctx;
+	CURL *easy;
+	struct curl_slist *headers;
+	long http_status; /* streams: known once data arrives */
+	kb_buf resp;      /* body, or a stream's undelivered bytes */
+	char errbuf[CURL_ERROR_SIZE];
+};
+
+typedef struct kb_list {
+	kb_req *head, *tail;
+} kb_list;
+
+static void list_push(kb_list *l, kb_req *r)
+{
+	r->next = NULL;
+	r->prev = l->tail;
+	if (l->tail)
+		l->tail->next = r;
+	else
+		l->head = r;
+	l->tail = r;
+}
+
+static void list_unlink(kb_list *l, kb_req *r)
+{
+	if (r->prev)
+		r->prev->next = r->next;
+	else
+		l->head = r->next;
+	if (r->next)
+		r->next->prev = r->prev;
+	else
+		l->tail = r->prev;
+	r->prev = r->next = NULL;
+}
+
+typedef struct kb_sock kb_sock;
+struct kb_sock {
+	ev_io io;
+	kb_kube_client *c;
+	curl_socket_t fd;
+	kb_sock *prev, *next; /* on c->socks */
+};
+
+struct kb_kube_client {
+	struct ev_loop *loop;
+	CURLM *multi;
+	ev_timer curl_timer;
+	ev_timer rate_timer;
+	kb_kube_client_options opt;
+	kb_bucket bucket;
+	/* the configuration, copied */
+	char *server;
+	char *ca_file, *cert_file, *key_file;
+	char *ca_data, *cert_data, *key_data;
+	bool insecure;
+	char *token;      /* from the configuration */
+	char *token_file;
+	char *file_token; /* last value read from token_file, or NULL */
+	struct timespec token_mtime;
+	ino_t token_ino;
+	off_t token_size;
+	kb_list pending, active;
+	kb_sock *socks; /* every socket curl asked us to watch */
+	uint64_t started;
+	int depth;     /* > 0 while user callbacks are being delivered */
+	bool freeing;  /* kb_kube_client_free was called during a delivery */
+};
+
+static kb_req *req_free(kb_req *r)
+{
+	if (!r)
+		return NULL;
+	if (r->easy)
+		curl_easy_cleanup(r->easy);
+	curl_slist_free_all(r->headers);
+	free(r->method);
+	free(r->url);
+	free(r->body);
+	free(r->content_type);
+	buf_release(&r->resp);
+	free(r);
+	return NULL;
+}
+
+/* Takes an active request off the multi handle. Safe outside curl's
+ * callbacks only. */
+static void req_detach(kb_kube_client *c, kb_req *r)
+{
+	if (r->easy) {
+		curl_multi_remove_handle(c->multi, r->easy);
+		curl_easy_cleanup(r->easy);
+		r->easy = NULL;
+	}
+}
+
+/* Cancels r: no callback of it runs any more. Its memory goes now, or
+ * when the current delivery unwinds. */
+static void req_cancel(kb_kube_client *c, kb_req *r)
+{
+	if (r->cancelled)
+		return;
+	r->cancelled = true;
+	if (r->is_active)
+		req_detach(c, r);
+	if (c->depth > 0)
+		return; /* swept by end_delivery() */
+	list_unlink(r->is_active ? &c->active : &c->pending, r);
+	req_free(r);
+}
+
+/* ---- authentication -------------------------------------------------------- */
+
+/* The bearer token for the next request: the token file's content when it
+ * can be read (re-read whenever its mtime, size or inode changes), else the
+ * configured token, else NULL. Cost: one stat() per request. */
+static const char *current_token(kb_kube_client *c)
+{
+	if (!c->token_file)
+		return c->token;
+	struct stat st;
+	if (stat(c->token_file, &st) < 0)
+		return c->file_token ? c->file_token : c->token;
+	if (c->file_token && st.st_mtim.tv_sec == c->token_mtime.tv_sec &&
+	    st.st_mtim.tv_nsec == c->token_mtime.tv_nsec && st.st_ino == c->token_ino &&
+	    st.st_size == c->token_size)
+		return c->file_token;
+	FILE *f = fopen(c->token_file, "re");
+	if (!f)
+		return c->file_token ? c->file_token : c->token;
+	char *tok = malloc(TOKEN_FILE_MAX + 1);
+	size_t n = tok ? fread(tok, 1, TOKEN_FILE_MAX + 1, f) : 0;
+	bool err = ferror(f) != 0;
+	fclose(f);
+	if (!tok || err || n > TOKEN_FILE_MAX) {
+		free(tok);
+		return c->file_token ? c->file_token : c->token;
+	}
+	while (n > 0 && (tok[n - 1] == '\n' || tok[n - 1] == '\r' || tok[n - 1] == ' ' ||
+			 tok[n - 1] == '\t'))
+		n--;
+	tok[n] = '\0';
+	if (n == 0) {
+		free(tok);
+		return c->file_token ? c->file_token : c->token;
+	}
+	if (c->file_token) {
+		explicit_bzero(c->file_token, strlen(c->file_token));
+		free(c->file_token);
+	}
+	c->file_token = tok;
+	c->token_mtime = st.st_mtim;
+	c->token_ino = st.st_ino;
+	c->token_size = st.st_size;
+	return tok;
+}
+
+/* ---- curl callbacks --------------------------------------------------------- */
+
+static size_t write_cb(char *ptr, size_t size, size_t nmemb, void *userdata)
+{
+	kb_req *r = userdata;
+	size_t n = size * nmemb;
+	if (r->stream && r->http_status == 0) {
+		long code = 0;
+		curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &code);
+		r->http_status = code ? code : 200;
+	}
+	bool lines = r->stream && r->http_status / 100 == 2;
+	int e = buf_append(&r->resp, ptr, n, BODY_MAX);
+	if (e == 0 && lines) {
+		/* Only the tail after the last newline can be too long. */
+		const char *nl = memrchr(ptr, '\n', n);
+		size_t tail = nl ? (size_t)(ptr + n - nl - 1) : 0;
+		if (nl ? tail > LINE_MAX_LEN : buf_line_too_long(&r->resp, LINE_MAX_LEN))
+			e = -E2BIG;
+	}
+	if (e == -E2BIG)
+		r->e2big = true;
+	else if (e == -ENOMEM)
+		r->enomem = true;
+	return e ? 0 : n; /* 0 makes curl end the transfer with CURLE_WRITE_ERROR */
+}
+
+static void sock_event_cb(struct ev_loop *loop, ev_io *w, int revents);
+static void after_action(kb_kube_client *c);
+
+static void sock_free(kb_kube_client *c, kb_sock *s)
+{
+	ev_io_stop(c->loop, &s->io);
+	if (s->prev)
+		s->prev->next = s->next;
+	else
+		c->socks = s->next;
+	if (s->next)
+		s->next->prev = s->prev;
+	free(s);
+}
+
+static int socket_cb(CURL *easy, curl_socket_t fd, int what, void *userp, void *socketp)
+{
+	kb_kube_client *c = userp;
+	kb_sock *s = socketp;
+	if (what == CURL_POLL_REMOVE) {
+		if (s) {
+			curl_multi_assign(c->multi, fd, NULL);
+			sock_free(c, s);
+		}
+		return 0;
+	}
+	if (!s) {
+		s = calloc(1, sizeof(*s));
+		if (!s)
+			return -1; /* curl fails the transfers on this socket */
+		s->c = c;
+		s->fd = fd;
+		ev_init(&s->io, sock_event_cb);
+		s->io.data = s;
+		s->next = c->socks;
+		if (c->socks)
+			c->socks->prev = s;
+		c->socks = s;
+		curl_multi_assign(c->multi, fd, s);
+	}
+	int events = (what & CURL_POLL_IN ? EV_READ : 0) | (what & CURL_POLL_OUT ? EV_WRITE : 0);
+	ev_io_stop(c->loop, &s->io);
+	ev_io_set(&s->io, fd, events);
+	ev_io_start(c->loop, &s->io);
+	return 0;
+}
+
+static int timer_cb(CURLM *multi, long timeout_ms, void *userp)
+{
+	kb_kube_client *c = userp;
+	ev_timer_stop(c->loop, &c->curl_timer);
+	if (timeout_ms >= 0) {
+		ev_timer_set(&c->curl_timer, (double)timeout_ms / 1000.0, 0.);
+		ev_timer_start(c->loop, &c->curl_timer);
+	}
+	return 0;
+}
+
+/* ---- libev callbacks --------------------------------------------------------- */
+
+static void sock_event_cb(struct ev_loop *loop, ev_io *w, int revents)
+{
+	kb_sock *s = w->data;
+	kb_kube_client *c = s->c;
+	int action = (revents & EV_READ ? CURL_CSELECT_IN : 0) |
+		     (revents & EV_WRITE ? CURL_CSELECT_OUT : 0);
+	int running;
+	/* s may be freed inside (CURL_POLL_REMOVE); c stays. */
+	curl_multi_socket_action(c->multi, s->fd, action, &running);
+	after_action(c);
+}
+
+static void curl_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	kb_kube_client *c = w->data;
+	int running;
+	curl_multi_socket_action(c->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+	after_action(c);
+}
+
+/* ---- delivery ----------------------------------------------------------------- */
+
+static void really_free(kb_kube_client *c);
+
+static void begin_delivery(kb_kube_client *c)
+{
+	c->depth++;
+}
+
+/* Frees what was cancelled or finished during the delivery, and the client
+ * if it was freed meanwhile. Returns false when the client is gone. */
+static bool end_delivery(kb_kube_client *c)
+{
+	if (--c->depth > 0)
+		return !c->freeing;
+	kb_list *lists[] = {&c->active, &c->pending};
+	for (size_t i = 0; i < 2; i++) {
+		for (kb_req *r = lists[i]->head, *next; r; r = next) {
+			next = r->next;
+			if (r->cancelled || r->finished) {
+				list_unlink(lists[i], r);
+				req_free(r);
+			}
+		}
+	}
+	if (c->freeing) {
+		really_free(c);
+		return false;
+	}
+	return true;
+}
+
+static int curl_errno(CURLcode code)
+{
+	switch (code) {
+	case CURLE_OPERATION_TIMEDOUT:
+		return -ETIMEDOUT;
+	case CURLE_COULDNT_CONNECT:
+		return -ECONNREFUSED;
+	case CURLE_COULDNT_RESOLVE_HOST:
+	case CURLE_COULDNT_RESOLVE_PROXY:
+		return -EHOSTUNREACH;
+	case CURLE_OUT_OF_MEMORY:
+		return -ENOMEM;
+	case CURLE_SSL_CONNECT_ERROR:
+	case CURLE_PEER_FAILED_VERIFICATION:
+	case CURLE_SSL_CERTPROBLEM:
+	case CURLE_SSL_CIPHER:
+	case CURLE_SSL_CACERT_BADFILE:
+	case CURLE_SSL_ISSUER_ERROR:
+		return -EPROTO;
+	case CURLE_GOT_NOTHING:
+	case CURLE_RECV_ERROR:
+	case CURLE_SEND_ERROR:
+	case CURLE_PARTIAL_FILE:
+	case CURLE_HTTP2:
+	case CURLE_HTTP2_STREAM:
+		return -ECONNRESET;
+	default:
+		return -EIO;
+	}
+}
+
+/* Delivers the complete lines every live stream has buffered. */
+static void deliver_lines(kb_kube_client *c)
+{
+	for (kb_req *r = c->active.head; r && !c->freeing; r = r->next) {
+		if (!r->stream || r->cancelled || r->finished || r->http_status / 100 != 2)
+			continue;
+		char *line;
+		size_t len;
+		while (!r->cancelled && !c->freeing && buf_next_line(&r->resp, &line, &len))
+			r->on_line(r->ctx, line, len);
+	}
+}
+
+/* Reports one finished transfer. */
+static void finish(kb_kube_client *c, kb_req *r, CURLcode code)
+{
+	int status;
+	const char *body = NULL;
+	size_t len = 0;
+	char msg[CURL_ERROR_SIZE + 160];
+
+	long http = 0;
+	if (r->easy)
+		curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &http);
+	req_detach(c, r);
+	r->finished = true;
+
+	if (r->e2big || r->enomem || code != CURLE_OK) {
+		if (r->e2big) {
+			status = -E2BIG;
+			snprintf(msg, sizeof(msg), "%s %s: %s", r->method, r->url,
+				 r->stream && http / 100 == 2 ? "a streamed line is longer than 64 MiB" :
+								"the response is larger than 256 MiB");
+		} else if (r->enomem) {
+			status = -ENOMEM;
+			snprintf(msg, sizeof(msg), "%s %s: out of memory", r->method, r->url);
+		} else {
+			status = curl_errno(code);
+			snprintf(msg, sizeof(msg), "%s %s: %s", r->method, r->url,
+				 r->errbuf[0] ? r->errbuf : curl_easy_strerror(code));
+		}
+		body = msg;
+		len = strlen(msg);
+	} else {
+		status = (int)http;
+		body = "";
+		if (r->stream && http / 100 == 2) {
+			/* A last line the server did not end with a newline. */
+			if (r->resp.len > r->resp.start) {
+				char *line = r->resp.data + r->resp.start;
+				size_t n = r->resp.len - r->resp.start;
+				r->resp.start = r->resp.len;
+				r->on_line(r->ctx, line, n);
+				if (r->cancelled || c->freeing)
+					return;
+			}
+		} else {
+			body = r->resp.data ? r->resp.data : "";
+			len = r->resp.len;
+		}
+	}
+	if (!r->cancelled)
+		r->done(r->ctx, status, body, len);
+}
+
+static void reap(kb_kube_client *c)
+{
+	CURLMsg *m;
+	int left;
+	while (!c->freeing && (m = curl_multi_info_read(c->multi, &left))) {
+		if (m->msg != CURLMSG_DONE)
+			continue;
+		kb_req *r = NULL;
+		curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&r);
+		CURLcode code = m->data.result;
+		if (r && !r->cancelled && !r->finished)
+			finish(c, r, code);
+	}
+}
+
+static void after_action(kb_kube_client *c)
+{
+	begin_delivery(c);
+	deliver_lines(c);
+	if (!c->freeing)
+		reap(c);
+	end_delivery(c);
+}
+
+/* ---- starting requests ------------------------------------------------------- */
+
+static int setup_easy(kb_kube_client *c, kb_req *r)
+{
+	CURL *e = curl_easy_init();
+	if (!e)
+		return -ENOMEM;
+	r->easy = e;
+	struct curl_slist *h = NULL, *t;
+#define ADD_HEADER(s)                                                                              \
+	do {                                                                                       \
+		if (!(t = curl_slist_append(h, (s))))                                              \
+			goto nomem;                                                                \
+		h = t;                                                                             \
+	} while (0)
+	ADD_HEADER("Accept: application/json");
+	if (r->body) {
+		char ct[256];
+		snprintf(ct, sizeof(ct), "Content-Type: %s",
+			 r->content_type ? r->content_type : "application/json");
+		ADD_HEADER(ct);
+	}
+	const char *tok = current_token(c);
+	if (tok) {
+		char *auth;
+		if (asprintf(&auth, "Authorization: Bearer %s", tok) < 0)
+			goto nomem;
+		t = curl_slist_append(h, auth);
+		explicit_bzero(auth, strlen(auth));
+		free(auth);
+		if (!t)
+			goto nomem;
+		h = t;
+	}
+#undef ADD_HEADER
+	r->headers = h;
+
+	curl_easy_setopt(e, CURLOPT_URL, r->url);
+	curl_easy_setopt(e, CURLOPT_PRIVATE, r);
+	curl_easy_setopt(e, CURLOPT_ERRORBUFFER, r->errbuf);
+	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(e, CURLOPT_HTTPHEADER, h);
+	curl_easy_setopt(e, CURLOPT_USERAGENT, USER_AGENT);
+	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, write_cb);
+	curl_easy_setopt(e, CURLOPT_WRITEDATA, r);
+	curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
+	curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L);
+	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, CONNECT_TIMEOUT_MS);
+	if (r->stream) {
+		curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, STREAM_LOW_SPEED_BYTES);
+		curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, STREAM_LOW_SPEED_SECONDS);
+		curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
+	} else {
+		curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, c->opt.timeout_ms);
+		curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "gzip");
+	}
+	if (strcmp(r->method, "GET") != 0)
+		curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, r->method);
+	if (r->body) {
+		curl_easy_setopt(e, CURLOPT_POSTFIELDS, r->body);
+		curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(r->body));
+	}
+
+	/* TLS */
+	if (c->insecure) {
+		curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
+		curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
+	}
+	if (c->ca_data) {
+		struct curl_blob b = {c->ca_data, strlen(c->ca_data), CURL_BLOB_NOCOPY};
+		curl_easy_setopt(e, CURLOPT_CAINFO_BLOB, &b);
+	} else if (c->ca_file) {
+		curl_easy_setopt(e, CURLOPT_CAINFO, c->ca_file);
+	}
+	if (c->cert_data) {
+		struct curl_blob b = {c->cert_data, strlen(c->cert_data), CURL_BLOB_NOCOPY};
+		curl_easy_setopt(e, CURLOPT_SSLCERT_BLOB, &b);
+		curl_easy_setopt(e, CURLOPT_SSLCERTTYPE, "PEM");
+	} else if (c->cert_file) {
+		curl_easy_setopt(e, CURLOPT_SSLCERT, c->cert_file);
+	}
+	if (c->key_data) {
+		struct curl_blob b = {c->key_data, strlen(c->key_data), CURL_BLOB_NOCOPY};
+		curl_easy_setopt(e, CURLOPT_SSLKEY_BLOB, &b);
+		curl_easy_setopt(e, CURLOPT_SSLKEYTYPE, "PEM");
+	} else if (c->key_file) {
+		curl_easy_setopt(e, CURLOPT_SSLKEY, c->key_file);
+	}
+	return 0;
+
+nomem:
+	curl_slist_free_all(h);
+	return -ENOMEM;
+}
+
+/* Starts r now. On failure reports it through done (we are on the loop). */
+static void start_req(kb_kube_client *c, kb_req *r)
+{
+	list_unlink(&c->pending, r);
+	list_push(&c->active, r);
+	r->is_active = true;
+	c->started++;
+	int e = setup_easy(c, r);
+	if (e == 0 && curl_multi_add_handle(c->multi, r->easy) != CURLM_OK)
+		e = -ENOMEM;
+	if (e == 0)
+		return;
+	if (r->easy) {
+		curl_easy_cleanup(r->easy);
+		r->easy = NULL;
+	}
+	r->finished = true;
+	char msg[160];
+	snprintf(msg, sizeof(msg), "%s: cannot start the request: out of memory", r->method);
+	r->done(r->ctx, e, msg, strlen(msg));
+}
+
+static void rate_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	kb_kube_client *c = w->data;
+	begin_delivery(c);
+	while (c->pending.head && !c->freeing) {
+		kb_req *r = c->pending.head;
+		if (r->cancelled) { /* only during a delivery; move on */
+			list_unlink(&c->pending, r);
+			list_push(&c->active, r);
+			r->is_active = true;
+			continue;
+		}
+		double wait = bucket_take(&c->bucket, ev_now(loop));
+		if (wait > 0) {
+			ev_timer_set(&c->rate_timer, wait, 0.);
+			ev_timer_start(loop, &c->rate_timer);
+			break;
+		}
+		start_req(c, r);
+	}
+	end_delivery(c);
+}
+
+static void kick(kb_kube_client *c)
+{
+	if (!ev_is_active(&c->rate_timer)) {
+		ev_timer_set(&c->rate_timer, 0., 0.);
+		ev_timer_start(c->loop, &c->rate_timer);
+	}
+}
+
+static int enqueue(kb_kube_client *c, const char *method, const char *path, const char *body,
+		   const char *content_type, bool stream, kb_kube_line_fn on_line,
+		   kb_kube_done_fn done, void *ctx, kb_req **ret)
+{
+	if (!c || c->freeing || !path || path[0] != '/' || !done || (stream && !on_line))
+		return -EINVAL;
+	kb_req *r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->c = c;
+	r->stream = stream;
+	r->done = done;
+	r->on_line = on_line;
+	r->ctx = ctx;
+	if (!(r->method = strdup(method)) || asprintf(&r->url, "%s%s", c->server, path) < 0) {
+		r->url = NULL;
+		goto nomem;
+	}
+	if (body && !(r->body = strdup(body)))
+		goto nomem;
+	if (content_type && !(r->content_type = strdup(content_type)))
+		goto nomem;
+	list_push(&c->pending, r);
+	kick(c);
+	if (ret)
+		*ret = r;
+	return 0;
+nomem:
+	req_free(r);
+	return -ENOMEM;
+}
+
+/* ---- public ----------------------------------------------------------------- */
+
+static int dup_opt(const char *s, char **ret)
+{
+	*ret = NULL;
+	if (s && !(*ret = strdup(s)))
+		return -ENOMEM;
+	return 0;
+}
+
+kb_kube_client *kb_kube_client_new(struct ev_loop *loop, const kb_kube_config *cfg,
+				   const kb_kube_client_options *opt, kb_err *err)
+{
+	if (!loop || !cfg || !cfg->server) {
+		kb_err_set(err, -EINVAL, "API client: no server configured");
+		return NULL;
+	}
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+		kb_err_set(err, -ENOMEM, "API client: curl_global_init failed");
+		return NULL;
+	}
+	kb_kube_client *c = calloc(1, sizeof(*c));
+	if (!c)
+		goto nomem_global;
+	c->loop = loop;
+	c->opt.qps = opt && opt->qps > 0 ? opt->qps : DEFAULT_QPS;
+	c->opt.burst = opt && opt->burst > 0 ? opt->burst : DEFAULT_BURST;
+	c->opt.timeout_ms = opt && opt->timeout_ms > 0 ? opt->timeout_ms : DEFAULT_TIMEOUT_MS;
+	bucket_init(&c->bucket, c->opt.qps, c->opt.burst, ev_now(loop));
+	c->insecure = cfg->insecure;
+	if (dup_opt(cfg->server, &c->server) < 0 || dup_opt(cfg->ca_file, &c->ca_file) < 0 ||
+	    dup_opt(cfg->ca_data, &c->ca_data) < 0 || dup_opt(cfg->cert_file, &c->cert_file) < 0 ||
+	    dup_opt(cfg->cert_data, &c->cert_data) < 0 ||
+	    dup_opt(cfg->key_file, &c->key_file) < 0 || dup_opt(cfg->key_data, &c->key_data) < 0 ||
+	    dup_opt(cfg->token, &c->token) < 0 || dup_opt(cfg->token_file, &c->token_file) < 0)
+		goto nomem;
+	size_t n = strlen(c->server);
+	while (n > 0 && c->server[n - 1] == '/')
+		c->server[--n] = '\0';
+
+	if (!(c->multi = curl_multi_init()))
+		goto nomem;
+	curl_multi_setopt(c->multi, CURLMOPT_SOCKETFUNCTION, socket_cb);
+	curl_multi_setopt(c->multi, CURLMOPT_SOCKETDATA, c);
+	curl_multi_setopt(c->multi, CURLMOPT_TIMERFUNCTION, timer_cb);
+	curl_multi_setopt(c->multi, CURLMOPT_TIMERDATA, c);
+	curl_multi_setopt(c->multi, CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX);
+	ev_init(&c->curl_timer, curl_timer_cb);
+	c->curl_timer.data = c;
+	ev_init(&c->rate_timer, rate_timer_cb);
+	c->rate_timer.data = c;
+	return c;
+
+nomem:
+	really_free(c);
+	kb_err_set(err, -ENOMEM, "API client: out of memory");
+	return NULL;
+nomem_global:
+	curl_global_cleanup();
+	kb_err_set(err, -ENOMEM, "API client: out of memory");
+	return NULL;
+}
+
+static void really_free(kb_kube_client *c)
+{
+	kb_list *lists[] = {&c->active, &c->pending};
+	for (size_t i = 0; i < 2; i++) {
+		while (lists[i]->head) {
+			kb_req *r = lists[i]->head;
+			list_unlink(lists[i], r);
+			if (r->is_active)
+				req_detach(c, r);
+			req_free(r);
+		}
+	}
+	ev_timer_stop(c->loop, &c->curl_timer);
+	ev_timer_stop(c->loop, &c->rate_timer);
+	if (c->multi)
+		curl_multi_cleanup(c->multi);
+	while (c->socks) /* those curl did not say CURL_POLL_REMOVE for */
+		sock_free(c, c->socks);
+	char *secrets[] = {c->token, c->file_token, c->key_data};
+	for (size_t i = 0; i < 3; i++)
+		if (secrets[i])
+			explicit_bzero(secrets[i], strlen(secrets[i]));
+	free(c->server);
+	free(c->ca_file);
+	free(c->cert_file);
+	free(c->key_file);
+	free(c->ca_data);
+	free(c->cert_data);
+	free(c->key_data);
+	free(c->token);
+	free(c->token_file);
+	free(c->file_token);
+	free(c);
+	curl_global_cleanup();
+}
+
+kb_kube_client *kb_kube_client_free(kb_kube_client *c)
+{
+	if (!c)
+		return NULL;
+	if (c->depth > 0) {
+		/* Inside a callback: cancel everything now, free on the way out. */
+		if (!c->freeing) {
+			c->freeing = true;
+			for (kb_req *r = c->active.head; r; r = r->next)
+				req_cancel(c, r);
+			for (kb_req *r = c->pending.head; r; r = r->next)
+				req_cancel(c, r);
+			ev_timer_stop(c->loop, &c->rate_timer);
+		}
+		return NULL;
+	}
+	really_free(c);
+	return NULL;
+}
+
+int kb_kube_request(kb_kube_client *c, const char *method, const char *path, const char *body,
+		    const char *content_type, kb_kube_done_fn done, void *ctx)
+{
+	return enqueue(c, method, path, body, content_type, false, NULL, done, ctx, NULL);
+}
+
+int kb_kube_stream_start(kb_kube_client *c, const char *path, kb_kube_line_fn on_line,
+			 kb_kube_done_fn done, void *ctx, kb_kube_stream **ret_stream)
+{
+	kb_req *r;
+	int e = enqueue(c, "GET", path, NULL, NULL, true, on_line, done, ctx, &r);
+	if (e == 0 && ret_stream)
+		*ret_stream = (kb_kube_stream *)r;
+	return e;
+}
+
+void kb_kube_stream_cancel(kb_kube_client *c, kb_kube_stream *s)
+{
+	if (c && s)
+		req_cancel(c, (kb_req *)s);
+}
+
+void kb_kube_cancel(kb_kube_client *c, void *ctx)
+{
+	if (!c)
+		return;
+	kb_list *lists[] = {&c->active, &c->pending};
+	for (size_t i = 0; i < 2; i++)
+		for (kb_req *r = lists[i]->head, *next; r; r = next) {
+			next = r->next;
+			if (r->ctx == ctx && !r->finished)
+				req_cancel(c, r);
+		}
+}
+
+uint64_t kb_kube_client_requests(const kb_kube_client *c)
+{
+	return c ? c->started : 0;
+}

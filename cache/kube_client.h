@@ -1,0 +1,109 @@
+/* kube_client.h - the Kubernetes API client: kubeconfig or in-cluster
+ * configuration, and asynchronous HTTP requests over libcurl's multi
+ * interface driven by a libev loop (no thread per request).
+ *
+ * This is the only module (with reflector.c and writers.c) that includes
+ * curl, OpenSSL or jansson. Requests are queued behind a client-side rate
+ * limiter (token bucket: qps, burst); TLS verification is on unless the
+ * kubeconfig says insecure-skip-tls-verify; HTTP/2 is used where the server
+ * offers it; every request has a connect timeout and a total timeout
+ * (watches only a low-speed timeout, so a dead stream is noticed).
+ *
+ * Ownership: the client copies everything it is given. Callbacks run on the
+ * loop, never inside the call that queued the request. Bodies passed to
+ * callbacks are valid only during the call.
+ */
+#ifndef KB_CACHE_KUBE_CLIENT_H
+#define KB_CACHE_KUBE_CLIENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/error.h"
+
+struct ev_loop;
+
+typedef struct kb_kube_config {
+	char *server;      /* "https://127.0.0.1:6443" */
+	char *ca_file;     /* PEM file, or NULL */
+	char *ca_data;     /* PEM text (decoded certificate-authority-data), or NULL */
+	char *cert_file;   /* client certificate, PEM */
+	char *cert_data;
+	char *key_file;    /* client key, PEM */
+	char *key_data;
+	char *token;       /* bearer token */
+	char *token_file;  /* re-read when it changes (service-account rotation) */
+	bool insecure;     /* insecure-skip-tls-verify */
+} kb_kube_config;
+
+/* Loads a kubeconfig: its current-context's cluster and user. master, if
+ * non-NULL, overrides the server (--master). Returns 0 or -errno with err
+ * naming the file and what is missing. */
+int kb_kube_config_load(const char *path, const char *master, kb_kube_config *ret, kb_err *err);
+
+/* The in-cluster configuration: KUBERNETES_SERVICE_HOST/PORT, the service
+ * account's token file and CA. Returns 0 or -ENOENT when not in a cluster. */
+int kb_kube_config_in_cluster(kb_kube_config *ret, kb_err *err);
+
+void kb_kube_config_release(kb_kube_config *c);
+
+typedef struct kb_kube_client kb_kube_client;
+
+typedef struct kb_kube_client_options {
+	double qps;      /* --kube-api-qps, default 200 */
+	int burst;       /* --kube-api-burst, default 400 */
+	long timeout_ms; /* whole request (not watches), default 30000 */
+} kb_kube_client_options;
+
+/* Creates a client on loop. Returns NULL on failure with err. */
+kb_kube_client *kb_kube_client_new(struct ev_loop *loop, const kb_kube_config *cfg,
+				   const kb_kube_client_options *opt, kb_err *err);
+
+/* Cancels every request in flight (their callbacks are NOT called) and frees
+ * the client. Accepts NULL; returns NULL. */
+kb_kube_client *kb_kube_client_free(kb_kube_client *c);
+
+/* A finished request: status is the HTTP status (200, 201, 404, 409, 410...)
+ * or a negative errno for a transport failure (then body is an error text). */
+typedef void (*kb_kube_done_fn)(void *ctx, int status, const char *body, size_t len);
+
+/* Queues a request. method: "GET", "POST", "PUT", "PATCH", "DELETE"; path
+ * starts with "/" and may carry a query; body may be NULL; content_type
+ * defaults to "application/json" (use "application/merge-patch+json" or
+ * "application/strategic-merge-patch+json" for PATCH). Returns 0 or -ENOMEM
+ * (-EINVAL for a path without its leading "/", a NULL done, or a client
+ * being freed).
+ * Cost: O(1); the rate limiter may delay the start. */
+int kb_kube_request(kb_kube_client *c, const char *method, const char *path, const char *body,
+		    const char *content_type, kb_kube_done_fn done, void *ctx);
+
+typedef struct kb_kube_stream kb_kube_stream;
+
+/* One line of a streamed response (a watch event), without its newline.
+ * Lines are delivered as they arrive; a line longer than 64 MiB ends the
+ * stream with -E2BIG. */
+typedef void (*kb_kube_line_fn)(void *ctx, const char *line, size_t len);
+
+/* Starts a streaming GET (a watch). on_line is called per line; done once
+ * when the stream ends (status as above). *ret_stream lets the caller cancel
+ * it. Returns 0 or -ENOMEM. */
+int kb_kube_stream_start(kb_kube_client *c, const char *path, kb_kube_line_fn on_line,
+			 kb_kube_done_fn done, void *ctx, kb_kube_stream **ret_stream);
+
+/* Stops a stream; its done callback is not called. Safe inside callbacks
+ * (also the stream's own on_line). The handle is invalid once done has
+ * returned: do not cancel a stream that has finished. */
+void kb_kube_stream_cancel(kb_kube_client *c, kb_kube_stream *s);
+
+/* Cancels every request and stream queued or in flight whose ctx is ctx;
+ * their callbacks are not called. For owners of requests (a reflector) that
+ * go away before their requests finish. Safe inside callbacks. Cost: O(requests).
+ * (Added to the original contract: kb_kube_request gives no handle.) */
+void kb_kube_cancel(kb_kube_client *c, void *ctx);
+
+/* Requests started since the client was created (for the benchmark's
+ * "API requests per pod bound"). */
+uint64_t kb_kube_client_requests(const kb_kube_client *c);
+
+#endif

@@ -1,0 +1,783 @@
+/*
+ * reflector.c - list + watch one resource path into the cache (see
+ * reflector.h).
+ *
+ * States: LISTING (a page request in flight) -> WATCHING (a stream open)
+ * -> back to WATCHING when the stream ends cleanly (from the last
+ * resourceVersion seen, no relist), to LISTING on "410 Gone", or to
+ * WAITING (the retry timer) on an error, which then retries what failed.
+ *
+ * Deletions during a relist: the reflector keeps the keys it has delivered
+ * (its own copies), each stamped with the generation of the LIST that last
+ * saw it; after the last page every key with an older stamp is reported
+ * removed. The keys live in a dense array indexed by a hash map, so a
+ * removal is O(1) and the sweep is O(keys).
+ *
+ * Watch lines are parsed as they arrive (JSON is YAML: base/yaml_doc.h
+ * gives the same node tree the decoder takes). Every callback of the
+ * handler may free the reflector: `busy` counts the callbacks on the stack
+ * and a free during one is finished when they unwind.
+ */
+#include "cache/reflector.h"
+
+#include <errno.h>
+#include <ev.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/strmap.h"
+#include "base/vec.h"
+#include "base/yaml_doc.h"
+
+#define LIST_LIMIT 500
+#define BACKOFF_MIN 0.5
+#define BACKOFF_MAX 30.0
+#define JITTER 0.2
+/* client-go: timeoutSeconds of a watch is random in [5 min, 10 min). */
+#define WATCH_TIMEOUT_MIN 300
+/* A watch that ends cleanly sooner than this with no event is retried with
+ * backoff (client-go's "very short watch"). */
+#define SHORT_WATCH_SECONDS 1.0
+/* A watch ended by the client's low-speed limit (kube_client.c: no byte for
+ * 180 s) after at least this long is treated as a normal end. */
+#define QUIET_WATCH_SECONDS 60.0
+#define RV_MAX 128
+
+typedef enum rstate {
+	ST_IDLE,
+	ST_LISTING,
+	ST_WATCHING,
+	ST_WAITING,
+} rstate;
+
+typedef struct known_key {
+	char *key;
+	uint64_t gen; /* the LIST generation that last saw it (or a watch event) */
+} known_key;
+
+struct kb_reflector {
+	kb_kube_client *c;
+	struct ev_loop *loop;
+	char *path, *api_version, *kind;
+	kb_kind kkind;
+	kb_resnames *resnames;
+	kb_reflector_handler h;
+	void *ctx;
+
+	rstate state;
+	char rv[RV_MAX];    /* last resourceVersion seen; "" before the first list */
+	char *cont;         /* continue token of the LIST in progress */
+	uint64_t gen;       /* current LIST generation */
+	bool relist_next;   /* the retry timer relists (else it re-watches) */
+	bool synced;
+	kb_kube_stream *stream;
+	ev_tstamp watch_started;
+	uint64_t watch_events;
+	int watch_timeout;  /* seconds; 0: random as client-go */
+
+	ev_timer retry;
+	double backoff;
+	uint64_t rng;
+
+	KB_VEC(known_key) keys;
+	kb_strmap key_index; /* key -> index into keys */
+
+	kb_reflector_stats stats;
+	int busy;  /* callbacks on the stack */
+	bool dead; /* freed during a callback */
+};
+
+static void start_list(kb_reflector *r);
+static void start_watch(kb_reflector *r);
+
+/* ---- helpers ------------------------------------------------------------- */
+
+static kb_kind kind_from_name(const char *kind)
+{
+	static const struct {
+		const char *name;
+		kb_kind kind;
+	} kinds[] = {
+		{"Node", KB_KIND_NODE},
+		{"Pod", KB_KIND_POD},
+		{"PodGroup", KB_KIND_PODGROUP},
+		{"Queue", KB_KIND_QUEUE},
+		{"PriorityClass", KB_KIND_PRIORITY_CLASS},
+		{"Namespace", KB_KIND_NAMESPACE},
+	};
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (strcmp(kinds[i].name, kind) == 0)
+			return kinds[i].kind;
+	return KB_KIND_OTHER;
+}
+
+static uint64_t rng_next(kb_reflector *r)
+{
+	/* xorshift64* */
+	r->rng ^= r->rng >> 12;
+	r->rng ^= r->rng << 25;
+	r->rng ^= r->rng >> 27;
+	return r->rng * 0x2545F4914F6CDD1DULL;
+}
+
+/* A uniform double in [0, 1). */
+static double rng_unit(kb_reflector *r)
+{
+	return (double)(rng_next(r) >> 11) / (double)(1ULL << 53);
+}
+
+static void report(kb_reflector *r, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void report(kb_reflector *r, int code, const char *fmt, ...)
+{
+	if (!r->h.error || r->dead)
+		return;
+	kb_err e = {0};
+	va_list ap;
+	va_start(ap, fmt);
+	char msg[KB_ERR_MSG_MAX];
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	kb_err_set(&e, code < 0 ? code : -EIO, "%s", msg);
+	r->h.error(r->ctx, r->path, &e);
+}
+
+/* Copies a scalar's text into buf (RV_MAX); false when absent or too long. */
+static bool scalar_to(const kb_yaml_node *n, char *buf, size_t size)
+{
+	const char *s = kb_yaml_str(n);
+	if (!s || !*s || strlen(s) >= size)
+		return false;
+	memcpy(buf, s, strlen(s) + 1);
+	return true;
+}
+
+/* "ns/name" or "name" from an object's metadata; false when there is no name. */
+static bool key_of(const kb_yaml_node *obj, char *buf, size_t size)
+{
+	const kb_yaml_node *meta = kb_yaml_get(obj, "metadata");
+	const char *name = kb_yaml_str(kb_yaml_get(meta, "name"));
+	const char *ns = kb_yaml_str(kb_yaml_get(meta, "namespace"));
+	if (!name || !*name)
+		return false;
+	int n = ns && *ns ? snprintf(buf, size, "%s/%s", ns, name) : snprintf(buf, size, "%s", name);
+	return n > 0 && (size_t)n < size;
+}
+
+/* ---- the set of delivered keys -------------------------------------------- */
+
+static int keys_mark(kb_reflector *r, const char *key)
+{
+	int64_t i;
+	if (kb_strmap_get(&r->key_index, key, &i)) {
+		r->keys.v[i].gen = r->gen;
+		return 0;
+	}
+	known_key k = {.key = strdup(key), .gen = r->gen};
+	if (!k.key)
+		return -ENOMEM;
+	if (KB_VEC_PUSH(&r->keys, k) < 0) {
+		free(k.key);
+		return -ENOMEM;
+	}
+	if (kb_strmap_put(&r->key_index, r->keys.v[r->keys.n - 1].key, (int64_t)r->keys.n - 1) < 0) {
+		free(k.key);
+		r->keys.n--;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Stamps a key already delivered with the current generation. */
+static void keys_touch(kb_reflector *r, const char *key)
+{
+	int64_t i;
+	if (kb_strmap_get(&r->key_index, key, &i))
+		r->keys.v[i].gen = r->gen;
+}
+
+/* Removes key i (swapping the last one into its place). */
+static void keys_remove_at(kb_reflector *r, size_t i)
+{
+	kb_strmap_del(&r->key_index, r->keys.v[i].key);
+	free(r->keys.v[i].key);
+	size_t last = r->keys.n - 1;
+	if (i != last) {
+		r->keys.v[i] = r->keys.v[last];
+		kb_strmap_put(&r->key_index, r->keys.v[i].key, (int64_t)i); /* no growth: replaces */
+	}
+	r->keys.n--;
+}
+
+static bool keys_remove(kb_reflector *r, const char *key)
+{
+	int64_t i;
+	if (!kb_strmap_get(&r->key_index, key, &i))
+		return false;
+	keys_remove_at(r, (size_t)i);
+	return true;
+}
+
+/* ---- lifecycle around callbacks ----------------------------------------- */
+
+static void really_free(kb_reflector *r)
+{
+	kb_kube_cancel(r->c, r);
+	ev_timer_stop(r->loop, &r->retry);
+	for (size_t i = 0; i < r->keys.n; i++)
+		free(r->keys.v[i].key);
+	KB_VEC_RELEASE(&r->keys);
+	kb_strmap_release(&r->key_index);
+	free(r->cont);
+	free(r->path);
+	free(r->api_version);
+	free(r->kind);
+	free(r);
+}
+
+static void enter(kb_reflector *r)
+{
+	r->busy++;
+}
+
+/* Returns false when the reflector was freed meanwhile (and is gone now). */
+static bool leave(kb_reflector *r)
+{
+	if (--r->busy > 0 || !r->dead)
+		return !r->dead;
+	really_free(r);
+	return false;
+}
+
+/* ---- retries ---------------------------------------------------------------- */
+
+static void retry_later(kb_reflector *r, bool relist)
+{
+	if (r->dead)
+		return;
+	r->state = ST_WAITING;
+	r->relist_next = relist;
+	double d = r->backoff * (1.0 - JITTER + 2.0 * JITTER * rng_unit(r));
+	r->backoff = r->backoff * 2 > BACKOFF_MAX ? BACKOFF_MAX : r->backoff * 2;
+	r->stats.retries++;
+	ev_timer_stop(r->loop, &r->retry);
+	ev_timer_set(&r->retry, d, 0.);
+	ev_timer_start(r->loop, &r->retry);
+}
+
+static void retry_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	kb_reflector *r = w->data;
+	enter(r);
+	if (r->relist_next || !r->rv[0])
+		start_list(r);
+	else
+		start_watch(r);
+	leave(r);
+}
+
+/* ---- LIST ------------------------------------------------------------------ */
+
+static void list_done(void *ctx, int status, const char *body, size_t len);
+
+/* The request for the next page (or the first, when r->cont is NULL). */
+static void request_page(kb_reflector *r)
+{
+	char *url;
+	int n;
+	const char *sep = strchr(r->path, '?') ? "&" : "?";
+	if (r->cont) {
+		char *esc = NULL;
+		/* continue tokens are base64 (URL-safe chars plus '=' and '+'/'/'):
+		 * percent-encode everything but unreserved characters. */
+		size_t m = strlen(r->cont);
+		esc = malloc(m * 3 + 1);
+		if (!esc) {
+			report(r, -ENOMEM, "LIST %s: out of memory", r->path);
+			retry_later(r, true);
+			return;
+		}
+		char *o = esc;
+		for (size_t i = 0; i < m; i++) {
+			unsigned char ch = (unsigned char)r->cont[i];
+			if ((ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') ||
+			    (ch >= '0' && ch <= '9') || ch == '-' || ch == '_' || ch == '.' || ch == '~')
+				*o++ = (char)ch;
+			else
+				o += sprintf(o, "%%%02X", ch);
+		}
+		*o = '\0';
+		n = asprintf(&url, "%s%slimit=%d&continue=%s", r->path, sep, LIST_LIMIT, esc);
+		free(esc);
+	} else {
+		n = asprintf(&url, "%s%slimit=%d", r->path, sep, LIST_LIMIT);
+	}
+	if (n < 0 || kb_kube_request(r->c, "GET", url, NULL, NULL, list_done, r) < 0) {
+		if (n >= 0)
+			free(url);
+		report(r, -ENOMEM, "LIST %s: out of memory", r->path);
+		retry_later(r, true);
+		return;
+	}
+	free(url);
+	r->stats.list_pages++;
+}
+
+static void start_list(kb_reflector *r)
+{
+	r->state = ST_LISTING;
+	free(r->cont);
+	r->cont = NULL;
+	r->gen++;
+	r->stats.lists++;
+	request_page(r);
+}
+
+/* Applies one decoded page. Returns false when the reflector was freed. */
+static bool apply_items(kb_reflector *r, const kb_yaml_node *items)
+{
+	for (size_t i = 0; items && items->kind == KB_YAML_SEQ && i < items->n; i++) {
+		const kb_yaml_node *it = items->items[i];
+		kb_object *o = NULL;
+		kb_err err = {0};
+		char key[512];
+		int e = kb_object_decode_as(it, r->api_version, r->kind, NULL, r->resnames, &o, &err);
+		if (e < 0) {
+			/* Keep what the store has under this key: a bad update is not a
+			 * deletion. */
+			if (key_of(it, key, sizeof(key)))
+				keys_touch(r, key);
+			report(r, e, "LIST %s: item %zu skipped: %s", r->path, i, err.msg);
+			if (r->dead)
+				return false;
+			continue;
+		}
+		if (keys_mark(r, o->meta.key) < 0) {
+			kb_object_free(o);
+			report(r, -ENOMEM, "LIST %s: out of memory", r->path);
+			if (r->dead)
+				return false;
+			continue;
+		}
+		r->h.upsert(r->ctx, o);
+		if (r->dead)
+			return false;
+	}
+	return true;
+}
+
+/* After the last page: report what the list lacked as removed. */
+static bool sweep_removed(kb_reflector *r)
+{
+	for (size_t i = r->keys.n; i-- > 0;) {
+		if (i >= r->keys.n || r->keys.v[i].gen == r->gen)
+			continue;
+		char *key = strdup(r->keys.v[i].key);
+		keys_remove_at(r, i);
+		if (!key)
+			continue;
+		r->h.remove(r->ctx, r->kkind, key);
+		free(key);
+		if (r->dead)
+			return false;
+	}
+	return true;
+}
+
+static int status_code_of(const kb_yaml_node *status)
+{
+	int64_t code;
+	if (kb_yaml_int(kb_yaml_get(status, "code"), &code) == 0)
+		return (int)code;
+	return 0;
+}
+
+static void list_done(void *ctx, int status, const char *body, size_t len)
+{
+	kb_reflector *r = ctx;
+	enter(r);
+	kb_yaml_file f = {0};
+	bool loaded = false;
+	if (status == 410) {
+		/* The continue token expired: start over. */
+		report(r, -ESTALE, "LIST %s: 410 Gone (continue token expired), relisting", r->path);
+		if (!r->dead)
+			start_list(r);
+		goto out;
+	}
+	if (status != 200) {
+		report(r, status < 0 ? status : -EIO, "LIST %s: %s%d: %.*s", r->path,
+		       status < 0 ? "error " : "HTTP ", status, (int)(len > 300 ? 300 : len),
+		       body ? body : "");
+		retry_later(r, true);
+		goto out;
+	}
+	kb_err err = {0};
+	if (kb_yaml_load_buffer(body, len, r->path, &f, &err) < 0 || f.ndocs != 1 ||
+	    f.docs[0]->kind != KB_YAML_MAP) {
+		report(r, -EINVAL, "LIST %s: bad response: %s", r->path,
+		       err.msg[0] ? err.msg : "not a JSON object");
+		retry_later(r, true);
+		goto out;
+	}
+	loaded = true;
+	const kb_yaml_node *root = f.docs[0];
+	const kb_yaml_node *meta = kb_yaml_get(root, "metadata");
+	char rv[RV_MAX];
+	if (!scalar_to(kb_yaml_get(meta, "resourceVersion"), rv, sizeof(rv))) {
+		report(r, -EINVAL, "LIST %s: the response has no metadata.resourceVersion", r->path);
+		retry_later(r, true);
+		goto out;
+	}
+	if (!apply_items(r, kb_yaml_get(root, "items")))
+		goto out;
+
+	const char *cont = kb_yaml_str(kb_yaml_get(meta, "continue"));
+	free(r->cont);
+	r->cont = NULL;
+	if (cont && *cont) {
+		if (!(r->cont = strdup(cont))) {
+			report(r, -ENOMEM, "LIST %s: out of memory", r->path);
+			retry_later(r, true);
+			goto out;
+		}
+		request_page(r);
+		goto out;
+	}
+
+	/* The last page: the list is complete at rv. */
+	memcpy(r->rv, rv, sizeof(rv));
+	r->backoff = BACKOFF_MIN;
+	if (!sweep_removed(r))
+		goto out;
+	if (!r->synced) {
+		r->synced = true;
+		if (r->h.synced)
+			r->h.synced(r->ctx, r->path);
+		if (r->dead)
+			goto out;
+	}
+	start_watch(r);
+out:
+	if (loaded)
+		kb_yaml_file_release(&f);
+	leave(r);
+}
+
+/* ---- WATCH ----------------------------------------------------------------- */
+
+static void watch_line(void *ctx, const char *line, size_t len);
+static void watch_done(void *ctx, int status, const char *body, size_t len);
+
+static void start_watch(kb_reflector *r)
+{
+	int timeout = r->watch_timeout > 0 ?
+			      r->watch_timeout :
+			      WATCH_TIMEOUT_MIN + (int)(rng_unit(r) * WATCH_TIMEOUT_MIN);
+	char *url;
+	const char *sep = strchr(r->path, '?') ? "&" : "?";
+	if (asprintf(&url, "%s%swatch=true&allowWatchBookmarks=true&resourceVersion=%s"
+			   "&timeoutSeconds=%d",
+		     r->path, sep, r->rv, timeout) < 0) {
+		report(r, -ENOMEM, "WATCH %s: out of memory", r->path);
+		retry_later(r, false);
+		return;
+	}
+	int e = kb_kube_stream_start(r->c, url, watch_line, watch_done, r, &r->stream);
+	free(url);
+	if (e < 0) {
+		r->stream = NULL;
+		report(r, e, "WATCH %s: cannot start: %s", r->path, strerror(-e));
+		retry_later(r, false);
+		return;
+	}
+	r->state = ST_WATCHING;
+	r->watch_started = ev_now(r->loop);
+	r->watch_events = 0;
+	r->stats.watches++;
+}
+
+/* Ends the current watch and relists (410 Gone). */
+static void relist_now(kb_reflector *r, const char *why)
+{
+	r->stats.relists_gone++;
+	if (r->stream) {
+		kb_kube_stream_cancel(r->c, r->stream);
+		r->stream = NULL;
+	}
+	report(r, -ESTALE, "WATCH %s: %s, relisting", r->path, why);
+	if (!r->dead)
+		start_list(r);
+}
+
+static void watch_line(void *ctx, const char *line, size_t len)
+{
+	kb_reflector *r = ctx;
+	if (r->state != ST_WATCHING)
+		return; /* cancelled meanwhile */
+	enter(r);
+	kb_yaml_file f = {0};
+	kb_err err = {0};
+	r->stats.events++;
+	r->watch_events++;
+	if (kb_yaml_load_buffer(line, len, r->path, &f, &err) < 0) {
+		report(r, -EINVAL, "WATCH %s: bad event skipped: %s", r->path, err.msg);
+		goto out;
+	}
+	const kb_yaml_node *ev = f.ndocs == 1 ? f.docs[0] : NULL;
+	const char *type = kb_yaml_str(kb_yaml_get(ev, "type"));
+	const kb_yaml_node *obj = kb_yaml_get(ev, "object");
+	if (!type || !obj || obj->kind != KB_YAML_MAP) {
+		report(r, -EINVAL, "WATCH %s: event without type or object skipped", r->path);
+		goto out_file;
+	}
+	char rv[RV_MAX];
+	bool has_rv = scalar_to(kb_yaml_get(kb_yaml_get(obj, "metadata"), "resourceVersion"), rv,
+				sizeof(rv));
+
+	if (strcmp(type, "ERROR") == 0) {
+		int code = status_code_of(obj);
+		const char *msg = kb_yaml_str(kb_yaml_get(obj, "message"));
+		if (code == 410) {
+			char why[300];
+			snprintf(why, sizeof(why), "410 Gone (%.200s)", msg ? msg : "expired");
+			relist_now(r, why);
+		} else {
+			/* Ends this watch; client-go retries it after a backoff. */
+			if (r->stream) {
+				kb_kube_stream_cancel(r->c, r->stream);
+				r->stream = NULL;
+			}
+			report(r, -EIO, "WATCH %s: ERROR event %d: %.200s", r->path, code,
+			       msg ? msg : "");
+			retry_later(r, false);
+		}
+		goto out_file;
+	}
+	if (strcmp(type, "BOOKMARK") == 0) {
+		if (has_rv)
+			memcpy(r->rv, rv, sizeof(rv));
+		goto out_file;
+	}
+	if (strcmp(type, "DELETED") == 0) {
+		char key[512];
+		if (!key_of(obj, key, sizeof(key))) {
+			report(r, -EINVAL, "WATCH %s: DELETED event without metadata.name", r->path);
+		} else {
+			keys_remove(r, key);
+			r->h.remove(r->ctx, r->kkind, key);
+		}
+		if (has_rv && !r->dead)
+			memcpy(r->rv, rv, sizeof(rv));
+		goto out_file;
+	}
+	if (strcmp(type, "ADDED") != 0 && strcmp(type, "MODIFIED") != 0) {
+		report(r, -EINVAL, "WATCH %s: unknown event type \"%.40s\" skipped", r->path, type);
+		goto out_file;
+	}
+	if (has_rv)
+		memcpy(r->rv, rv, sizeof(rv));
+	kb_object *o = NULL;
+	int e = kb_object_decode_as(obj, r->api_version, r->kind, NULL, r->resnames, &o, &err);
+	if (e < 0) {
+		report(r, e, "WATCH %s: %s object skipped: %s", r->path, type, err.msg);
+		goto out_file;
+	}
+	if (keys_mark(r, o->meta.key) < 0) {
+		kb_object_free(o);
+		report(r, -ENOMEM, "WATCH %s: out of memory", r->path);
+		goto out_file;
+	}
+	r->backoff = BACKOFF_MIN; /* the watch works */
+	r->h.upsert(r->ctx, o);
+out_file:
+	kb_yaml_file_release(&f);
+out:
+	leave(r);
+}
+
+static void watch_done(void *ctx, int status, const char *body, size_t len)
+{
+	kb_reflector *r = ctx;
+	enter(r);
+	r->stream = NULL; /* the handle dies with this call */
+	if (status == 410) {
+		relist_now(r, "410 Gone");
+	} else if (status / 100 == 2 ||
+		   (status == -ETIMEDOUT && ev_now(r->loop) - r->watch_started >= QUIET_WATCH_SECONDS)) {
+		/* Ended by the server (timeoutSeconds), or by the client's low-speed
+		 * limit (no byte for 180 s: bookmarks should have come). Either way
+		 * the watch resumes where it was, from the last resourceVersion. */
+		double lasted = ev_now(r->loop) - r->watch_started;
+		if (r->watch_events > 0 || lasted >= SHORT_WATCH_SECONDS) {
+			r->backoff = BACKOFF_MIN;
+			start_watch(r); /* resume from r->rv, no relist */
+		} else {
+			report(r, -EAGAIN, "WATCH %s: very short watch (%.1fs, no events)", r->path,
+			       lasted);
+			retry_later(r, false);
+		}
+	} else {
+		report(r, status < 0 ? status : -EIO, "WATCH %s: %s%d: %.*s", r->path,
+		       status < 0 ? "error " : "HTTP ", status, (int)(len > 300 ? 300 : len),
+		       body ? body : "");
+		retry_later(r, false);
+	}
+	leave(r);
+}
+
+/* ---- public ----------------------------------------------------------------- */
+
+kb_reflector *kb_reflector_new(kb_kube_client *c, struct ev_loop *loop, const char *path,
+			       const char *api_version, const char *kind, kb_resnames *resnames,
+			       const kb_reflector_handler *h, void *ctx, kb_err *err)
+{
+	if (!c || !loop || !path || path[0] != '/' || !api_version || !kind || !h || !h->upsert ||
+	    !h->remove) {
+		kb_err_set(err, -EINVAL, "reflector %s: bad arguments", path ? path : "(null)");
+		return NULL;
+	}
+	kb_reflector *r = calloc(1, sizeof(*r));
+	if (!r)
+		goto nomem;
+	r->c = c;
+	r->loop = loop;
+	r->resnames = resnames;
+	r->h = *h;
+	r->ctx = ctx;
+	r->kkind = kind_from_name(kind);
+	r->backoff = BACKOFF_MIN;
+	r->rng = (uint64_t)(ev_time() * 1e6) ^ ((uint64_t)(uintptr_t)r << 17) ^ 0x9E3779B97F4A7C15ULL;
+	if (!r->rng)
+		r->rng = 1;
+	kb_strmap_init(&r->key_index);
+	ev_init(&r->retry, retry_cb);
+	r->retry.data = r;
+	if (!(r->path = strdup(path)) || !(r->api_version = strdup(api_version)) ||
+	    !(r->kind = strdup(kind)))
+		goto nomem_free;
+	/* No handler call inside this call: a failure to queue is our result. */
+	r->h.error = NULL;
+	start_list(r);
+	r->h.error = h->error;
+	if (r->state != ST_LISTING) /* could not queue the request */
+		goto nomem_free;
+	return r;
+
+nomem_free:
+	really_free(r);
+nomem:
+	kb_err_set(err, -ENOMEM, "reflector %s: out of memory", path);
+	return NULL;
+}
+
+bool kb_reflector_synced(const kb_reflector *r)
+{
+	return r && r->synced;
+}
+
+kb_reflector *kb_reflector_free(kb_reflector *r)
+{
+	if (!r)
+		return NULL;
+	if (r->busy > 0) {
+		if (!r->dead) {
+			r->dead = true;
+			r->state = ST_IDLE;
+			kb_kube_cancel(r->c, r);
+			r->stream = NULL;
+			ev_timer_stop(r->loop, &r->retry);
+		}
+		return NULL;
+	}
+	really_free(r);
+	return NULL;
+}
+
+void kb_reflector_set_watch_timeout(kb_reflector *r, int seconds)
+{
+	if (r)
+		r->watch_timeout = seconds > 0 ? seconds : 0;
+}
+
+void kb_reflector_get_stats(const kb_reflector *r, kb_reflector_stats *ret)
+{
+	*ret = r->stats;
+}
+
+void kb_reflector_test_expire(kb_reflector *r)
+{
+	if (!r || r->state != ST_WATCHING || r->busy > 0)
+		return;
+	if (r->stream) {
+		kb_kube_stream_cancel(r->c, r->stream);
+		r->stream = NULL;
+	}
+	snprintf(r->rv, sizeof(r->rv), "1");
+	enter(r);
+	start_watch(r);
+	leave(r);
+}
+
+/* ---- discovery ---------------------------------------------------------------- */
+
+typedef struct discover_ctx {
+	void (*done)(void *ctx, int status, const kb_served *served);
+	void *ctx;
+} discover_ctx;
+
+static bool serves(const kb_yaml_node *groups, const char *group_version)
+{
+	for (size_t i = 0; groups && groups->kind == KB_YAML_SEQ && i < groups->n; i++) {
+		const kb_yaml_node *versions = kb_yaml_get(groups->items[i], "versions");
+		for (size_t j = 0; versions && versions->kind == KB_YAML_SEQ && j < versions->n; j++) {
+			const char *gv = kb_yaml_str(kb_yaml_get(versions->items[j], "groupVersion"));
+			if (gv && strcmp(gv, group_version) == 0)
+				return true;
+		}
+	}
+	return false;
+}
+
+static void discover_done(void *ctx, int status, const char *body, size_t len)
+{
+	discover_ctx *d = ctx;
+	kb_served served = {0};
+	if (status == 200) {
+		kb_yaml_file f;
+		kb_err err;
+		if (kb_yaml_load_buffer(body, len, "/apis", &f, &err) == 0) {
+			const kb_yaml_node *groups = f.ndocs == 1 ? kb_yaml_get(f.docs[0], "groups") : NULL;
+			served.incubator = serves(groups, "scheduling.incubator.k8s.io/v1alpha1");
+			served.volcano = serves(groups, "scheduling.volcano.sh/v1beta1");
+			served.cosched = serves(groups, "scheduling.x-k8s.io/v1alpha1");
+			served.cosched_old = serves(groups, "scheduling.sigs.k8s.io/v1alpha1");
+			kb_yaml_file_release(&f);
+		} else {
+			status = -EINVAL; /* not an APIGroupList */
+		}
+	}
+	void (*done)(void *, int, const kb_served *) = d->done;
+	void *uctx = d->ctx;
+	free(d);
+	done(uctx, status, &served);
+}
+
+int kb_discover(kb_kube_client *c, void (*done)(void *ctx, int status, const kb_served *served),
+		void *ctx)
+{
+	if (!c || !done)
+		return -EINVAL;
+	discover_ctx *d = malloc(sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	d->done = done;
+	d->ctx = ctx;
+	int e = kb_kube_request(c, "GET", "/apis", NULL, NULL, discover_done, d);
+	if (e < 0)
+		free(d);
+	return e;
+}

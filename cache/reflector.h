@@ -1,0 +1,95 @@
+/* reflector.h - list + watch one kind of object into the cache.
+ *
+ * A reflector keeps the store (cache/cluster.h) in step with the API server
+ * for one resource path, the way client-go's reflector does:
+ *  - a paged LIST (limit=500, continue) gives the full set and a
+ *    resourceVersion; objects the store had that the list lacks are removed;
+ *  - then a WATCH from that resourceVersion with allowWatchBookmarks=true;
+ *    events are decoded line by line as they stream in (never buffering the
+ *    whole response); BOOKMARK events only advance the resourceVersion;
+ *  - "410 Gone" (an expired resourceVersion, as an HTTP status or an ERROR
+ *    event) starts a new LIST;
+ *  - a dropped stream or a failed request is retried with exponential
+ *    backoff (0.5 s doubling to 30 s) and +-20 % jitter; a success resets it.
+ * Objects are decoded with kb_object_decode_as (cache/objects.h); an object
+ * that does not decode is skipped and reported through the handler's
+ * `error`, never ending the watch.
+ *
+ * The handler is called on the loop; ownership of each object passes to it.
+ */
+#ifndef KB_CACHE_REFLECTOR_H
+#define KB_CACHE_REFLECTOR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "api/resource.h"
+#include "base/error.h"
+#include "cache/kube_client.h"
+#include "cache/objects.h"
+
+struct ev_loop;
+
+typedef struct kb_reflector_handler {
+	/* An object was added or changed; the handler owns obj. */
+	void (*upsert)(void *ctx, kb_object *obj);
+	/* An object was deleted (key is "ns/name" or "name"). */
+	void (*remove)(void *ctx, kb_kind kind, const char *key);
+	/* The first LIST has been applied (called once per reflector). */
+	void (*synced)(void *ctx, const char *path);
+	/* Something worth a log line: an object that did not decode, a relist,
+	 * a retry (message says which and why). May be NULL. */
+	void (*error)(void *ctx, const char *path, const kb_err *err);
+} kb_reflector_handler;
+
+typedef struct kb_reflector kb_reflector;
+
+/* Starts listing and watching path, e.g. "/api/v1/pods",
+ * "/apis/scheduling.incubator.k8s.io/v1alpha1/podgroups". api_version and
+ * kind name what the path serves (list items do not carry them). Resource
+ * names are interned into *resnames. Returns NULL with err on failure. */
+kb_reflector *kb_reflector_new(kb_kube_client *c, struct ev_loop *loop, const char *path,
+			       const char *api_version, const char *kind, kb_resnames *resnames,
+			       const kb_reflector_handler *h, void *ctx, kb_err *err);
+
+bool kb_reflector_synced(const kb_reflector *r);
+
+/* Stops the reflector (no more callbacks) and frees it. Accepts NULL. */
+kb_reflector *kb_reflector_free(kb_reflector *r);
+
+/* Additions to the original contract (for the daemon's metrics and for the
+ * end-to-end test, tests/e2e/test_client.c): */
+
+typedef struct kb_reflector_stats {
+	uint64_t lists;        /* LISTs started (the first one and every relist) */
+	uint64_t list_pages;   /* page requests */
+	uint64_t watches;      /* watch streams started */
+	uint64_t events;       /* watch lines received, bookmarks included */
+	uint64_t relists_gone; /* relists caused by 410 Gone during a watch */
+	uint64_t retries;      /* backoff waits after an error */
+} kb_reflector_stats;
+
+void kb_reflector_get_stats(const kb_reflector *r, kb_reflector_stats *ret);
+
+/* The timeoutSeconds of the reflector's next watches; 0 (the default) is
+ * client-go's: random in [5, 10) minutes. A short one makes the server end
+ * watches often (each is resumed from the last resourceVersion, no LIST). */
+void kb_reflector_set_watch_timeout(kb_reflector *r, int seconds);
+
+/* For tests only: restarts the current watch from resourceVersion "1",
+ * which the server has long forgotten, so the 410 Gone -> relist path runs
+ * against a real server. Does nothing unless the reflector is watching. */
+void kb_reflector_test_expire(kb_reflector *r);
+
+/* Discovery: calls done with the API groups/versions the server serves
+ * among those kube-batchd can read (PodGroups and Queues of
+ * scheduling.incubator.k8s.io/v1alpha1, scheduling.volcano.sh/v1beta1,
+ * scheduling.x-k8s.io/v1alpha1, scheduling.sigs.k8s.io/v1alpha1). A group
+ * that is not installed is simply absent, not an error. */
+typedef struct kb_served {
+	bool incubator, volcano, cosched, cosched_old;
+} kb_served;
+int kb_discover(kb_kube_client *c, void (*done)(void *ctx, int status, const kb_served *served),
+		void *ctx);
+
+#endif
