@@ -12,7 +12,6 @@
  * close:         jobs that are not ready get a reason a person can act on:
  *                gang "ns/pg": 4/6 tasks in gang fit: 2 need 1 cpu, largest free 500m cpu (...)
  */
-#include <stdlib.h>
 #include <string.h>
 
 #include "plugins/plugins.h"
@@ -67,45 +66,34 @@ static int32_t holding_count(const kb_job *j)
 
 /* A victim job keeps minMember, or goes whole: of one job's candidates, at
  * most (ready - minMember) may be taken, unless the candidates are every
- * task the job holds, which may all go. */
+ * task the job holds, which may all go. Candidate lists are short (one
+ * node's tasks, or one job's), so jobs are counted within the list:
+ * O(n^2) in the candidates, no allocation. */
 static kb_vote gang_victims(void *st, const kb_session *ssn, const kb_task *preemptor,
 			    const uint32_t *cands, uint32_t n, bool *allow)
 {
 	const kb_snapshot *s = ssn->snap;
-	size_t nj = s->njobs ? s->njobs : 1;
-	int32_t *budget = calloc(nj, sizeof(int32_t));
-	int32_t *offered = calloc(nj, sizeof(int32_t));
-	if (!budget || !offered) {
-		free(budget);
-		free(offered);
-		for (uint32_t i = 0; i < n; i++)
-			allow[i] = false;
-		return KB_PERMIT;
-	}
-	for (uint32_t i = 0; i < n; i++) {
-		const kb_task *t = &s->tasks[cands[i]];
-		if (t->job >= 0 && kb_task_status_allocated(t->status))
-			offered[t->job]++;
-	}
 	for (uint32_t i = 0; i < n; i++) {
 		const kb_task *t = &s->tasks[cands[i]];
 		if (t->job < 0)
 			continue;
 		const kb_job *j = &s->jobs[t->job];
-		/* A job of one, or the whole gang (every member that counts toward
-		 * minMember, so none may have finished), may go. */
-		if (j->min_member <= 1 ||
-		    (offered[t->job] >= holding_count(j) && holding_count(j) == kb_gang_ready_count(j)))
+		if (j->min_member <= 1)
+			continue; /* a job of one */
+		int32_t offered = 0, taken = 0;
+		for (uint32_t k = 0; k < n; k++) {
+			const kb_task *o = &s->tasks[cands[k]];
+			if (o->job != t->job)
+				continue;
+			offered += kb_task_status_allocated(o->status);
+			taken += k < i && allow[k];
+		}
+		/* The whole gang: every member that counts toward minMember, so
+		 * none may have finished. */
+		if (offered >= holding_count(j) && holding_count(j) == kb_gang_ready_count(j))
 			continue;
-		if (budget[t->job] == 0)
-			budget[t->job] = 1 + (kb_gang_ready_count(j) - j->min_member); /* 1 + spare */
-		if (budget[t->job] > 1)
-			budget[t->job]--;
-		else
-			allow[i] = false;
+		allow[i] = taken < kb_gang_ready_count(j) - j->min_member;
 	}
-	free(budget);
-	free(offered);
 	return KB_PERMIT;
 }
 
