@@ -15,7 +15,8 @@ const char KB_CONF_DEFAULT[] = "actions: \"allocate, backfill\"\n"
 			       "  - name: drf\n"
 			       "  - name: predicates\n"
 			       "  - name: proportion\n"
-			       "  - name: nodeorder\n";
+			       "  - name: nodeorder\n"
+			       "  - name: gpu\n";
 
 void kb_conf_release(kb_conf *c)
 {

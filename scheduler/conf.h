@@ -80,11 +80,11 @@ typedef struct kb_conf {
 	uint32_t naction_confs;
 } kb_conf;
 
-/* kube-batch's built-in default, used when no file is given:
+/* The built-in default, used when no file is given: kube-batch's
  *   actions: "allocate, backfill"
  *   tiers: [priority, gang], [drf, predicates, proportion, nodeorder]
- * kube-batchd adds "enqueue" before allocate and the "conformance" and
- * "gpu" plugins; see KB_CONF_DEFAULT in conf.c. */
+ * plus kube-batchd's gpu plugin at the end of the second tier (it only acts
+ * on pods that ask for nvidia.com/gpu: device choice and GPU placement). */
 extern const char KB_CONF_DEFAULT[];
 
 /* Loads a configuration file. Returns 0, or -errno with err =

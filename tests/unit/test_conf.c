@@ -15,7 +15,7 @@ static int load(const char *text, kb_conf *c, kb_err *err)
 	return kb_conf_load_buffer(text, strlen(text), "conf.yaml", c, err);
 }
 
-static void default_conf_is_kube_batchs(void **state)
+static void default_conf_is_kube_batchs_plus_gpu(void **state)
 {
 	kb_conf c;
 	kb_err err;
@@ -27,8 +27,9 @@ static void default_conf_is_kube_batchs(void **state)
 	assert_int_equal(c.tiers[0].n, 2);
 	assert_string_equal(c.tiers[0].plugins[0].name, "priority");
 	assert_string_equal(c.tiers[0].plugins[1].name, "gang");
-	assert_int_equal(c.tiers[1].n, 4);
+	assert_int_equal(c.tiers[1].n, 5);
 	assert_string_equal(c.tiers[1].plugins[3].name, "nodeorder");
+	assert_string_equal(c.tiers[1].plugins[4].name, "gpu"); /* kube-batchd's one addition */
 	/* Every switch defaults to enabled, as a plain boolean. */
 	assert_true(c.tiers[0].plugins[1].job_ready);
 	assert_true(c.tiers[1].plugins[1].predicate);
@@ -107,7 +108,7 @@ static void duplicates_and_missing_actions_are_refused(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(default_conf_is_kube_batchs),
+		cmocka_unit_test(default_conf_is_kube_batchs_plus_gpu),
 		cmocka_unit_test(switches_and_arguments_are_read),
 		cmocka_unit_test(unknown_action_names_file_and_line),
 		cmocka_unit_test(unknown_plugin_names_file_and_line),

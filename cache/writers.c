@@ -1,0 +1,804 @@
+/* writers.c - cluster mode's side effects (see writers.h). */
+#include "cache/writers.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "base/log.h"
+#include "base/strmap.h"
+#include "scheduler/jobstatus.h"
+
+#define MSG_MAX 1000 /* core/v1 Event messages are limited to 1024 bytes */
+
+/* What was last written for a PodGroup. */
+typedef struct pg_status {
+	const char *phase; /* static: the phase word written */
+	kb_pg_phase kb_phase;
+	int32_t running, succeeded, failed;
+	char *cond; /* Unschedulable message, or NULL */
+} pg_status;
+
+typedef struct pg_rec {
+	struct pg_rec *lprev, *lnext; /* in w->pg_list, while in w->pgs */
+	char *key;
+	bool in_flight, forgotten, have_want;
+	pg_status sent; /* last sent (confirmed, or in flight) */
+	pg_status prev; /* confirmed before the one in flight */
+	pg_status want; /* newer wish that came while a write was in flight */
+	/* Where and how to write (copied: objects may be replaced meanwhile). */
+	char *path, *api_version, *ns, *name, *uid;
+	kb_pg_flavor flavor;
+	int32_t min_member;
+} pg_rec;
+
+/* What was last reported for a pending pod. */
+typedef struct pod_rec {
+	struct pod_rec *lprev, *lnext; /* in w->pod_list */
+	char *key;
+	char *msg;
+} pod_rec;
+
+enum req_kind { REQ_BIND, REQ_EVICT, REQ_PG_STATUS, REQ_POD_STATUS, REQ_EVENT };
+
+typedef struct wreq {
+	struct wreq *prev, *next; /* in w->reqs, so freeing the writers frees these */
+	kb_writers *w;
+	enum req_kind kind;
+	char *key, *node, *ns, *name, *uid;
+	kb_task_status prev_status;
+	int64_t started_ms;
+	uint32_t gpu_mask;
+	pg_rec *pg;
+} wreq;
+
+struct kb_writers {
+	kb_kube_client *client;
+	kb_cluster *cluster;
+	char *scheduler_name;
+	kb_strmap pgs;  /* key -> pg_rec * */
+	kb_strmap pods; /* key -> pod_rec * */
+	pg_rec *pg_list;   /* every pg_rec of pgs, to free them */
+	pod_rec *pod_list; /* every pod_rec of pods */
+	wreq *reqs;
+	kb_writer_stats stats;
+	uint64_t event_seq;
+};
+
+/* ---- small helpers --------------------------------------------------------------- */
+
+#define LIST_ADD(head, e)                                                                          \
+	do {                                                                                       \
+		(e)->lprev = NULL;                                                                 \
+		(e)->lnext = (head);                                                               \
+		if (head)                                                                          \
+			(head)->lprev = (e);                                                       \
+		(head) = (e);                                                              \
+	} while (0)
+#define LIST_DEL(head, e)                                                                          \
+	do {                                                                                       \
+		if ((e)->lprev)                                                                    \
+			(e)->lprev->lnext = (e)->lnext;                                            \
+		else                                                                               \
+			(head) = (e)->lnext;                                                       \
+		if ((e)->lnext)                                                                    \
+			(e)->lnext->lprev = (e)->lprev;                                            \
+	} while (0)
+
+static char *dup_or_null(const char *s)
+{
+	return s ? strdup(s) : NULL;
+}
+
+static bool str_eq(const char *a, const char *b)
+{
+	if (!a || !b)
+		return a == b;
+	return strcmp(a, b) == 0;
+}
+
+static const char *rfc3339(char buf[32])
+{
+	time_t t = time(NULL);
+	struct tm tm;
+	gmtime_r(&t, &tm);
+	strftime(buf, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	return buf;
+}
+
+/* A message cut to what an Event takes, on a UTF-8 boundary. */
+static char *clip(const char *s, char *buf, size_t n)
+{
+	size_t len = strlen(s);
+	if (len < n)
+		return strcpy(buf, s);
+	len = n - 4;
+	while (len > 0 && ((unsigned char)s[len] & 0xC0) == 0x80)
+		len--;
+	memcpy(buf, s, len);
+	strcpy(buf + len, "...");
+	return buf;
+}
+
+/* The "message" of a Status body, else the body itself (transport errors). */
+static void reason_of(int status, const char *body, size_t len, char *buf, size_t n)
+{
+	if (status < 0) {
+		snprintf(buf, n, "%.*s", (int)(len < 400 ? len : 400), body ? body : strerror(-status));
+		return;
+	}
+	json_t *j = body && len ? json_loadb(body, len, 0, NULL) : NULL;
+	const char *m = j ? json_string_value(json_object_get(j, "message")) : NULL;
+	if (m)
+		snprintf(buf, n, "%s", m);
+	else
+		snprintf(buf, n, "HTTP %d", status);
+	json_decref(j);
+}
+
+static wreq *wreq_new(kb_writers *w, enum req_kind kind)
+{
+	wreq *r = calloc(1, sizeof(*r));
+	if (!r)
+		return NULL;
+	r->w = w;
+	r->kind = kind;
+	r->next = w->reqs;
+	if (w->reqs)
+		w->reqs->prev = r;
+	w->reqs = r;
+	return r;
+}
+
+static void wreq_free(wreq *r)
+{
+	kb_writers *w = r->w;
+	if (r->prev)
+		r->prev->next = r->next;
+	else
+		w->reqs = r->next;
+	if (r->next)
+		r->next->prev = r->prev;
+	free(r->key);
+	free(r->node);
+	free(r->ns);
+	free(r->name);
+	free(r->uid);
+	free(r);
+}
+
+static void on_done(void *ctx, int status, const char *body, size_t len);
+
+/* Sends body (a JSON object, consumed) with method to path; r is consumed. */
+static int send_json(kb_writers *w, wreq *r, const char *method, const char *path, json_t *body,
+		     const char *content_type)
+{
+	char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
+	json_decref(body);
+	if (!text) {
+		wreq_free(r);
+		return -ENOMEM;
+	}
+	int rc = kb_kube_request(w->client, method, path, text, content_type, on_done, r);
+	free(text);
+	if (rc < 0) {
+		wreq_free(r);
+		return rc;
+	}
+	w->stats.in_flight++;
+	return 0;
+}
+
+/* ---- events ---------------------------------------------------------------------- */
+
+/* Posts a core/v1 Event about an object. Best effort: failures are logged
+ * when the answer comes. */
+static int post_event(kb_writers *w, const char *api_version, const char *kind, const char *ns,
+		      const char *name, const char *uid, const char *type, const char *reason,
+		      const char *message)
+{
+	char ts[32], path[512], ename[300], msg[MSG_MAX + 1];
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	uint64_t nanos = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec + w->event_seq++;
+	snprintf(ename, sizeof(ename), "%.200s.%" PRIx64, name, nanos);
+	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/events", ns);
+	rfc3339(ts);
+	json_t *inv = json_pack("{s:s, s:s, s:s, s:s}", "apiVersion", api_version, "kind", kind,
+				"namespace", ns, "name", name);
+	if (inv && uid && uid[0] && !strchr(uid, '/'))
+		json_object_set_new(inv, "uid", json_string(uid));
+	json_t *ev = inv ? json_pack("{s:s, s:s, s:{s:s, s:s}, s:o, s:s, s:s, s:s, s:{s:s}, s:s, s:s, s:i}",
+				     "apiVersion", "v1", "kind", "Event", "metadata", "name", ename,
+				     "namespace", ns, "involvedObject", inv, "reason", reason, "message",
+				     clip(message, msg, sizeof(msg)), "type", type, "source",
+				     "component", w->scheduler_name, "firstTimestamp", ts,
+				     "lastTimestamp", ts, "count", 1)
+			 : NULL;
+	if (!ev) {
+		json_decref(inv);
+		return -ENOMEM;
+	}
+	wreq *r = wreq_new(w, REQ_EVENT);
+	if (!r) {
+		json_decref(ev);
+		return -ENOMEM;
+	}
+	r->key = malloc(strlen(ns) + strlen(name) + 2);
+	if (r->key)
+		sprintf(r->key, "%s/%s", ns, name);
+	return send_json(w, r, "POST", path, ev, NULL);
+}
+
+static int pod_event(kb_writers *w, const char *ns, const char *name, const char *uid,
+		     const char *type, const char *reason, const char *message)
+{
+	return post_event(w, "v1", "Pod", ns, name, uid, type, reason, message);
+}
+
+/* ---- bind ------------------------------------------------------------------------ */
+
+static int fx_bind(void *ctx, const kb_session *ssn, const kb_task *t, const kb_node *n)
+{
+	kb_writers *w = ctx;
+	int gpu = ssn->snap->gpu_res;
+	bool gpus = gpu >= 0 && t->req.q[gpu] > 0 && t->gpu_mask != 0;
+	int rc = kb_cluster_set_pod(w->cluster, t->key, n->name, KB_TASK_BINDING, ssn->now_ms,
+				    t->gpu_mask);
+	if (rc < 0)
+		return rc;
+	kb_writers_forget_pod(w, t->key); /* no longer pending */
+
+	json_t *meta = json_pack("{s:s, s:s}", "name", t->name, "namespace", t->ns);
+	if (meta && t->uid && t->uid[0] && !strchr(t->uid, '/'))
+		json_object_set_new(meta, "uid", json_string(t->uid));
+	if (meta && gpus) {
+		char devs[128] = "";
+		size_t off = 0;
+		for (int g = 0; g < 32; g++)
+			if (t->gpu_mask & (1u << g))
+				off += (size_t)snprintf(devs + off, sizeof(devs) - off, "%s%d",
+							off ? "," : "", g);
+		json_object_set_new(meta, "annotations",
+				    json_pack("{s:s}", KB_ANN_GPU_DEVICES, devs));
+	}
+	json_t *body = meta ? json_pack("{s:s, s:s, s:o, s:{s:s, s:s, s:s}}", "apiVersion", "v1",
+					"kind", "Binding", "metadata", meta, "target", "apiVersion",
+					"v1", "kind", "Node", "name", n->name)
+			    : NULL;
+	wreq *r = body ? wreq_new(w, REQ_BIND) : NULL;
+	if (r) {
+		r->key = strdup(t->key);
+		r->node = strdup(n->name);
+		r->ns = strdup(t->ns);
+		r->name = strdup(t->name);
+		r->uid = dup_or_null(t->uid);
+	}
+	if (!r || !r->key || !r->node || !r->ns || !r->name) {
+		if (r)
+			wreq_free(r);
+		json_decref(body);
+		kb_cluster_set_pod(w->cluster, t->key, NULL, KB_TASK_PENDING, 0, 0);
+		return -ENOMEM;
+	}
+	char path[512];
+	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s/binding", t->ns, t->name);
+	rc = send_json(w, r, "POST", path, body, NULL);
+	if (rc < 0)
+		kb_cluster_set_pod(w->cluster, t->key, NULL, KB_TASK_PENDING, 0, 0);
+	return rc;
+}
+
+static void bind_done(kb_writers *w, wreq *r, int status, const char *body, size_t len)
+{
+	if (status == 200 || status == 201) {
+		w->stats.binds++;
+		kb_vlog(2, "bound \"%s\" to \"%s\"", r->key, r->node);
+		char msg[600];
+		snprintf(msg, sizeof(msg), "Successfully assigned %s to %s", r->key, r->node);
+		pod_event(w, r->ns, r->name, r->uid, "Normal", "Scheduled", msg);
+		return;
+	}
+	w->stats.bind_failures++;
+	char why[512];
+	reason_of(status, body, len, why, sizeof(why));
+	kb_warn("binding \"%s\" to \"%s\" failed: %s", r->key, r->node, why);
+	/* Back to pending, unless the watch has already shown what happened. */
+	kb_slot *sl = kb_cluster_pod(w->cluster, r->key);
+	if (sl && sl->overridden && sl->status == KB_TASK_BINDING && str_eq(sl->node, r->node))
+		kb_cluster_set_pod(w->cluster, r->key, NULL, KB_TASK_PENDING, 0, 0);
+	if (status == 404)
+		return; /* the pod is gone: nobody to tell */
+	char msg[800];
+	snprintf(msg, sizeof(msg), "Binding rejected: pod \"%s\" to node \"%s\": %s", r->key, r->node,
+		 why);
+	pod_event(w, r->ns, r->name, r->uid, "Warning", "FailedScheduling", msg);
+}
+
+/* ---- evict ----------------------------------------------------------------------- */
+
+static int fx_evict(void *ctx, const kb_session *ssn, const kb_task *t, const char *reason)
+{
+	kb_writers *w = ctx;
+	const char *node = t->node >= 0 ? ssn->snap->nodes[t->node].name : NULL;
+	wreq *r = wreq_new(w, REQ_EVICT);
+	if (!r)
+		return -ENOMEM;
+	r->key = strdup(t->key);
+	r->ns = strdup(t->ns);
+	r->name = strdup(t->name);
+	r->node = dup_or_null(node);
+	r->uid = dup_or_null(t->uid);
+	r->prev_status = t->status;
+	r->started_ms = t->started_ms;
+	r->gpu_mask = t->gpu_mask;
+	if (!r->key || !r->ns || !r->name) {
+		wreq_free(r);
+		return -ENOMEM;
+	}
+	json_t *del = json_object();
+	if (del && t->uid && t->uid[0] && !strchr(t->uid, '/'))
+		json_object_set_new(del, "preconditions", json_pack("{s:s}", "uid", t->uid));
+	/* No gracePeriodSeconds: the pod's own terminationGracePeriodSeconds applies. */
+	json_t *body = del ? json_pack("{s:s, s:s, s:{s:s, s:s}, s:o}", "apiVersion", "policy/v1",
+				       "kind", "Eviction", "metadata", "name", t->name, "namespace",
+				       t->ns, "deleteOptions", del)
+			   : NULL;
+	if (!body) {
+		wreq_free(r);
+		return -ENOMEM;
+	}
+	int rc = kb_cluster_set_pod(w->cluster, t->key, node, KB_TASK_RELEASING, t->started_ms,
+				    t->gpu_mask);
+	if (rc == 0)
+		rc = kb_cluster_note_eviction(w->cluster, t->key, ssn->now_ms);
+	if (rc < 0) {
+		json_decref(body);
+		wreq_free(r);
+		return rc;
+	}
+	char path[512], msg[800];
+	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s/eviction", t->ns, t->name);
+	if ((rc = send_json(w, r, "POST", path, body, NULL)) < 0)
+		return rc;
+	snprintf(msg, sizeof(msg), "%s%s%s", reason ? reason : "Preempted by the scheduler",
+		 node ? " on node " : "", node ? node : "");
+	pod_event(w, t->ns, t->name, t->uid, "Normal", "Preempted", msg);
+	return 0;
+}
+
+static void evict_done(kb_writers *w, wreq *r, int status, const char *body, size_t len)
+{
+	if (status == 200 || status == 201 || status == 404) {
+		w->stats.evictions++;
+		kb_vlog(2, "evicted \"%s\" from \"%s\"", r->key, r->node ? r->node : "");
+		return;
+	}
+	w->stats.eviction_failures++;
+	char why[512];
+	reason_of(status, body, len, why, sizeof(why));
+	kb_warn("evicting \"%s\" failed: %s", r->key, why);
+	kb_slot *sl = kb_cluster_pod(w->cluster, r->key);
+	if (sl && sl->overridden && sl->status == KB_TASK_RELEASING)
+		kb_cluster_set_pod(w->cluster, r->key, r->node, r->prev_status, r->started_ms,
+				   r->gpu_mask);
+}
+
+/* ---- PodGroup status ------------------------------------------------------------- */
+
+static void pg_status_clear(pg_status *s)
+{
+	free(s->cond);
+	memset(s, 0, sizeof(*s));
+}
+
+static int pg_status_copy(pg_status *dst, const pg_status *src)
+{
+	char *c = NULL;
+	if (src->cond && !(c = strdup(src->cond)))
+		return -ENOMEM;
+	free(dst->cond);
+	*dst = *src;
+	dst->cond = c;
+	return 0;
+}
+
+static bool pg_status_eq(const pg_status *a, const pg_status *b)
+{
+	return str_eq(a->phase, b->phase) && a->running == b->running &&
+	       a->succeeded == b->succeeded && a->failed == b->failed && str_eq(a->cond, b->cond);
+}
+
+static void pg_rec_free(pg_rec *p)
+{
+	pg_status_clear(&p->sent);
+	pg_status_clear(&p->prev);
+	pg_status_clear(&p->want);
+	free(p->key);
+	free(p->path);
+	free(p->api_version);
+	free(p->ns);
+	free(p->name);
+	free(p->uid);
+	free(p);
+}
+
+/* The phase word each API accepts. */
+static const char *phase_word(kb_pg_flavor f, const kb_job *j, const kb_job_status *st)
+{
+	if (f == KB_PG_COSCHED) {
+		switch (st->phase) {
+		case KB_PG_RUNNING:
+			return j->nstatus[KB_TASK_RUNNING] + st->succeeded >= j->min_member ? "Running"
+											  : "Scheduled";
+		case KB_PG_COMPLETED:
+			return st->failed ? "Failed" : "Finished";
+		case KB_PG_UNKNOWN:
+			return "Unknown";
+		default:
+			return "Pending";
+		}
+	}
+	/* kube-batch's v1alpha1 has no Completed phase. */
+	if (st->phase == KB_PG_COMPLETED && f == KB_PG_KUBE_BATCH)
+		return "Running";
+	return kb_pg_phase_name(st->phase);
+}
+
+static int pg_send(kb_writers *w, pg_rec *p)
+{
+	char ts[32];
+	rfc3339(ts);
+	json_t *status = json_pack("{s:s, s:i, s:i, s:i}", "phase", p->sent.phase, "running",
+				   p->sent.running, "succeeded", p->sent.succeeded, "failed",
+				   p->sent.failed);
+	if (!status)
+		return -ENOMEM;
+	if (p->flavor != KB_PG_COSCHED) {
+		json_t *conds = NULL;
+		if (p->sent.cond) {
+			char msg[MSG_MAX + 1];
+			conds = json_pack("[{s:s, s:s, s:s, s:s, s:s}]", "type", "Unschedulable", "status",
+					  "True", "reason", "NotEnoughResources", "message",
+					  clip(p->sent.cond, msg, sizeof(msg)), "lastTransitionTime", ts);
+		} else if (p->sent.kb_phase == KB_PG_RUNNING || p->sent.kb_phase == KB_PG_COMPLETED) {
+			conds = json_pack("[{s:s, s:s, s:s, s:s, s:s}]", "type", "Scheduled", "status",
+					  "True", "reason", "Scheduled", "message",
+					  "tasks in gang are ready to be scheduled", "lastTransitionTime",
+					  ts);
+		}
+		if (conds)
+			json_object_set_new(status, "conditions", conds);
+	}
+	json_t *body = json_pack("{s:o}", "status", status);
+	wreq *r = body ? wreq_new(w, REQ_PG_STATUS) : NULL;
+	if (!r || !(r->key = strdup(p->key))) {
+		if (r)
+			wreq_free(r);
+		json_decref(body);
+		return -ENOMEM;
+	}
+	r->pg = p;
+	p->in_flight = true;
+	int rc = send_json(w, r, "PATCH", p->path, body, "application/merge-patch+json");
+	if (rc < 0)
+		p->in_flight = false;
+	return rc;
+}
+
+/* Events for a change from `from` to `to` (what was last written). */
+static void pg_events(kb_writers *w, const pg_rec *p, const pg_status *from, const pg_status *to)
+{
+	const char *kind = "PodGroup";
+	if (to->kb_phase == KB_PG_RUNNING && from->kb_phase != KB_PG_RUNNING &&
+	    from->kb_phase != KB_PG_COMPLETED) {
+		char msg[256];
+		snprintf(msg, sizeof(msg), "%d of minMember %d tasks in gang are placed", to->running,
+			 p->min_member);
+		post_event(w, p->api_version, kind, p->ns, p->name, p->uid, "Normal", "Scheduled", msg);
+	}
+	if (to->cond && !str_eq(to->cond, from->cond))
+		post_event(w, p->api_version, kind, p->ns, p->name, p->uid, "Warning",
+			   "Unschedulable", to->cond);
+}
+
+/* Sends `st` if it differs from what was last sent. */
+static int pg_write(kb_writers *w, pg_rec *p, const pg_status *st)
+{
+	if (p->in_flight) {
+		p->have_want = true;
+		return pg_status_copy(&p->want, st);
+	}
+	if (pg_status_eq(&p->sent, st))
+		return 0;
+	int rc = pg_status_copy(&p->prev, &p->sent);
+	if (rc == 0)
+		rc = pg_status_copy(&p->sent, st);
+	if (rc < 0)
+		return rc;
+	pg_events(w, p, &p->prev, &p->sent);
+	if ((rc = pg_send(w, p)) < 0) {
+		pg_status_copy(&p->sent, &p->prev);
+		return rc;
+	}
+	return 0;
+}
+
+static void pg_done(kb_writers *w, wreq *r, int status, const char *body, size_t len)
+{
+	pg_rec *p = r->pg;
+	p->in_flight = false;
+	if (p->forgotten) {
+		pg_rec_free(p);
+		return;
+	}
+	if (status == 200 || status == 201) {
+		w->stats.status_writes++;
+		kb_cluster_set_podgroup_phase(w->cluster, p->key, p->sent.kb_phase);
+		kb_vlog(3, "PodGroup \"%s\": status %s, running %d", p->key, p->sent.phase,
+			p->sent.running);
+	} else {
+		char why[512];
+		reason_of(status, body, len, why, sizeof(why));
+		if (status != 404)
+			kb_warn("writing status of PodGroup \"%s\" failed: %s", p->key, why);
+		/* Retried when a later session reports it again. */
+		pg_status_copy(&p->sent, &p->prev);
+	}
+	if (p->have_want) {
+		p->have_want = false;
+		pg_status want = p->want;
+		memset(&p->want, 0, sizeof(p->want));
+		if (pg_write(w, p, &want) < 0)
+			kb_warn("writing status of PodGroup \"%s\": out of memory", p->key);
+		pg_status_clear(&want);
+	}
+}
+
+static int fx_job_status(void *ctx, const kb_session *ssn, const kb_job *j)
+{
+	kb_writers *w = ctx;
+	if (j->flavor == KB_PG_NONE)
+		return 0;
+	int64_t idx;
+	if (!kb_strmap_get(&w->cluster->podgroups.by_key, j->key, &idx))
+		return 0;
+	const kb_object *o = w->cluster->podgroups.slots.v[idx].obj;
+	if (!o)
+		return 0;
+	kb_job_status st;
+	kb_job_status_of(ssn, j, &st);
+
+	pg_rec *p;
+	if (kb_strmap_get(&w->pgs, j->key, &idx)) {
+		p = (pg_rec *)(intptr_t)idx;
+	} else {
+		char path[768];
+		bool volcano = j->flavor == KB_PG_VOLCANO;
+		snprintf(path, sizeof(path), "/apis/%s/namespaces/%s/podgroups/%s%s", o->api_version,
+			 o->meta.ns, o->meta.name, volcano ? "" : "/status");
+		p = calloc(1, sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		p->key = strdup(j->key);
+		p->path = strdup(path);
+		p->api_version = strdup(o->api_version);
+		p->ns = strdup(o->meta.ns);
+		p->name = strdup(o->meta.name);
+		p->uid = dup_or_null(o->meta.uid);
+		if (!p->key || !p->path || !p->api_version || !p->ns || !p->name ||
+		    kb_strmap_put(&w->pgs, p->key, (int64_t)(intptr_t)p) < 0) {
+			pg_rec_free(p);
+			return -ENOMEM;
+		}
+		LIST_ADD(w->pg_list, p);
+		/* What the object says now counts as written: a restart writes nothing
+		 * new for a group whose phase is already right... except the counts,
+		 * which the object does not tell us, so the first report is written. */
+		p->sent.kb_phase = o->u.podgroup.phase;
+	}
+	p->flavor = j->flavor;
+	p->min_member = j->min_member;
+	pg_status now = {
+		.phase = phase_word(j->flavor, j, &st),
+		.kb_phase = st.phase,
+		.running = st.running,
+		.succeeded = st.succeeded,
+		.failed = st.failed,
+		.cond = (char *)st.unschedulable, /* copied by pg_write */
+	};
+	return pg_write(w, p, &now);
+}
+
+/* ---- pending pods ---------------------------------------------------------------- */
+
+static int fx_task_pending(void *ctx, const kb_session *ssn, const kb_task *t, const char *reason)
+{
+	kb_writers *w = ctx;
+	const char *msg = reason ? reason : "not scheduled yet";
+	int64_t v;
+	pod_rec *p;
+	if (kb_strmap_get(&w->pods, t->key, &v)) {
+		p = (pod_rec *)(intptr_t)v;
+		if (str_eq(p->msg, msg))
+			return 0;
+	} else {
+		p = calloc(1, sizeof(*p));
+		if (!p || !(p->key = strdup(t->key)) ||
+		    kb_strmap_put(&w->pods, p->key, (int64_t)(intptr_t)p) < 0) {
+			if (p)
+				free(p->key);
+			free(p);
+			return -ENOMEM;
+		}
+		LIST_ADD(w->pod_list, p);
+	}
+	char *copy = strdup(msg);
+	if (!copy)
+		return -ENOMEM;
+	free(p->msg);
+	p->msg = copy;
+
+	char ts[32], path[512], clipped[MSG_MAX + 1];
+	rfc3339(ts);
+	json_t *body = json_pack("{s:{s:[{s:s, s:s, s:s, s:s, s:n, s:s}]}}", "status", "conditions",
+				 "type", "PodScheduled", "status", "False", "reason", "Unschedulable",
+				 "message", clip(msg, clipped, sizeof(clipped)), "lastProbeTime",
+				 "lastTransitionTime", ts);
+	wreq *r = body ? wreq_new(w, REQ_POD_STATUS) : NULL;
+	if (!r || !(r->key = strdup(t->key))) {
+		if (r)
+			wreq_free(r);
+		json_decref(body);
+		return -ENOMEM;
+	}
+	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s/status", t->ns, t->name);
+	int rc = send_json(w, r, "PATCH", path, body, "application/strategic-merge-patch+json");
+	if (rc < 0)
+		return rc;
+	return pod_event(w, t->ns, t->name, t->uid, "Warning", "FailedScheduling", msg);
+}
+
+static void pod_status_done(kb_writers *w, wreq *r, int status, const char *body, size_t len)
+{
+	if (status == 200 || status == 201) {
+		w->stats.status_writes++;
+		return;
+	}
+	if (status == 404)
+		return;
+	char why[512];
+	reason_of(status, body, len, why, sizeof(why));
+	kb_warn("setting condition PodScheduled of pod \"%s\" failed: %s", r->key, why);
+	/* Forget the message, so a later session tries again. */
+	int64_t v;
+	if (kb_strmap_get(&w->pods, r->key, &v)) {
+		pod_rec *p = (pod_rec *)(intptr_t)v;
+		free(p->msg);
+		p->msg = NULL;
+	}
+}
+
+/* ---- the table, life cycle ------------------------------------------------------- */
+
+static void on_done(void *ctx, int status, const char *body, size_t len)
+{
+	wreq *r = ctx;
+	kb_writers *w = r->w;
+	if (w->stats.in_flight)
+		w->stats.in_flight--;
+	switch (r->kind) {
+	case REQ_BIND:
+		bind_done(w, r, status, body, len);
+		break;
+	case REQ_EVICT:
+		evict_done(w, r, status, body, len);
+		break;
+	case REQ_PG_STATUS:
+		pg_done(w, r, status, body, len);
+		break;
+	case REQ_POD_STATUS:
+		pod_status_done(w, r, status, body, len);
+		break;
+	case REQ_EVENT:
+		if (status == 200 || status == 201) {
+			w->stats.events++;
+		} else if (status != 404) {
+			char why[512];
+			reason_of(status, body, len, why, sizeof(why));
+			kb_vlog(1, "recording an event about \"%s\" failed: %s", r->key ? r->key : "",
+				why);
+		}
+		break;
+	}
+	wreq_free(r);
+}
+
+const kb_effects kb_writers_effects = {
+	.bind = fx_bind,
+	.evict = fx_evict,
+	.job_status = fx_job_status,
+	.task_pending = fx_task_pending,
+};
+
+kb_writers *kb_writers_new(kb_kube_client *client, kb_cluster *cluster, const char *scheduler_name,
+			   kb_err *err)
+{
+	kb_writers *w = calloc(1, sizeof(*w));
+	if (!w || !(w->scheduler_name = strdup(scheduler_name))) {
+		free(w);
+		kb_err_set(err, -ENOMEM, "writers: out of memory");
+		return NULL;
+	}
+	w->client = client;
+	w->cluster = cluster;
+	kb_strmap_init(&w->pgs);
+	kb_strmap_init(&w->pods);
+	return w;
+}
+
+kb_writers *kb_writers_free(kb_writers *w)
+{
+	if (!w)
+		return NULL;
+	while (w->reqs) {
+		wreq *r = w->reqs;
+		if (r->pg && r->pg->forgotten)
+			pg_rec_free(r->pg);
+		wreq_free(r);
+	}
+	while (w->pg_list) {
+		pg_rec *p = w->pg_list;
+		w->pg_list = p->lnext;
+		pg_rec_free(p);
+	}
+	while (w->pod_list) {
+		pod_rec *p = w->pod_list;
+		w->pod_list = p->lnext;
+		free(p->msg);
+		free(p->key);
+		free(p);
+	}
+	kb_strmap_release(&w->pgs);
+	kb_strmap_release(&w->pods);
+	free(w->scheduler_name);
+	free(w);
+	return NULL;
+}
+
+void kb_writers_forget_pod(kb_writers *w, const char *key)
+{
+	int64_t v;
+	if (!kb_strmap_get(&w->pods, key, &v))
+		return;
+	pod_rec *p = (pod_rec *)(intptr_t)v;
+	kb_strmap_del(&w->pods, p->key);
+	LIST_DEL(w->pod_list, p);
+	free(p->msg);
+	free(p->key);
+	free(p);
+}
+
+void kb_writers_forget_podgroup(kb_writers *w, const char *key)
+{
+	int64_t v;
+	if (!kb_strmap_get(&w->pgs, key, &v))
+		return;
+	pg_rec *p = (pg_rec *)(intptr_t)v;
+	kb_strmap_del(&w->pgs, p->key);
+	LIST_DEL(w->pg_list, p);
+	if (p->in_flight)
+		p->forgotten = true; /* freed when its answer comes */
+	else
+		pg_rec_free(p);
+}
+
+void kb_writers_stats(const kb_writers *w, kb_writer_stats *ret)
+{
+	*ret = w->stats;
+}

@@ -1,0 +1,52 @@
+/* daemon.h - cluster mode: the scheduler as a daemon against an API server.
+ *
+ * One libev loop runs everything: the reflectors (list + watch of Nodes,
+ * Pods, PriorityClasses, Namespaces when the queue file maps namespaces, and
+ * the PodGroups and Queues of whichever API groups discovery reports) feed
+ * the store (cache/cluster.h); a periodic timer (--schedule-period) runs a
+ * session when every reflector has synced AND the store changed since the
+ * last session, or 10 s have passed (so refused binds and full clusters are
+ * retried); the session's decisions go to the writers (cache/writers.h).
+ * The queue file is stat'ed every period and reloaded when its mtime or size
+ * changes; a bad file is logged and the queues in force stay.
+ *
+ * A tiny HTTP server on --listen-address answers GET /healthz ("ok" once
+ * the cache has synced, 503 before) and GET /metrics (Prometheus text).
+ * SIGTERM and SIGINT stop the loop; everything is cancelled and freed and
+ * kb_daemon_run returns 0.
+ *
+ * With --leader-elect, sessions run only while this instance holds the
+ * coordination.k8s.io/v1 Lease kube-system/<scheduler name> (lease 15 s,
+ * renew deadline 10 s, retry 2 s, as client-go); losing it stops the daemon
+ * with -ENOLCK so that its Deployment restarts it.
+ */
+#ifndef KB_SCHEDULER_DAEMON_H
+#define KB_SCHEDULER_DAEMON_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/error.h"
+
+typedef struct kb_daemon_options {
+	const char *kubeconfig;     /* --kubeconfig; NULL: $KUBECONFIG, else in-cluster */
+	const char *master;         /* --master: overrides the kubeconfig's server */
+	const char *scheduler_name; /* --scheduler-name, default "kube-batchd" */
+	const char *scheduler_conf; /* --scheduler-conf, NULL: the built-in default */
+	const char *queue_conf;     /* --queue-conf, or NULL */
+	const char *default_queue;  /* --default-queue, default "default" */
+	const char *listen_address; /* --listen-address, default "127.0.0.1:10251"; "" disables */
+	int64_t period_ms;          /* --schedule-period, default 1000 */
+	double qps;                 /* --kube-api-qps, default 200 */
+	int burst;                  /* --kube-api-burst, default 400 */
+	bool leader_elect;          /* --leader-elect: sessions only while holding the
+				     * Lease kube-system/<scheduler name> */
+} kb_daemon_options;
+
+/* Runs until SIGTERM or SIGINT. Returns 0 after a clean stop, or -errno with
+ * err when start-up fails (bad configuration, no API server configuration,
+ * the listen address taken) or -ENOLCK when leadership was lost. Logs
+ * through base/log.h. */
+int kb_daemon_run(const kb_daemon_options *opt, kb_err *err);
+
+#endif

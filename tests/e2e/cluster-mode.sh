@@ -1,0 +1,409 @@
+#!/usr/bin/env bash
+# End-to-end tests of cluster mode against the local control plane
+# (tests/cluster/up): the real kube-apiserver, the daemon with the
+# scheduler's restricted credentials (DIR/scheduler.kubeconfig), kubectl.
+#
+#   tests/e2e/cluster-mode.sh [--build BUILDDIR] [--keep] [CASE...]
+#
+# Cases: mnist too-big queues gpu restart preempt leader deploy (default: all). One control
+# plane for the whole run; each case brings its own Nodes and namespace and
+# its own scheduler process, and cleans up after itself. Prints one PASS or
+# FAIL line per check; exit 0 only if every check passed.
+# Environment: KB_E2E_DIR (control-plane dir; default a fresh temp dir, shut
+# down at the end unless --keep), KUBE_BATCHD (the binary).
+set -uo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+fixtures=$here/fixtures
+build=$root/build
+keep=0
+cases=()
+while (($#)); do
+	case $1 in
+	--build) build=$2; shift 2 ;;
+	--keep) keep=1; shift ;;
+	-h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+	*) cases+=("$1"); shift ;;
+	esac
+done
+((${#cases[@]})) || cases=(mnist too-big queues gpu restart preempt leader deploy)
+for tool in kubectl curl openssl flock setsid; do
+	command -v "$tool" >/dev/null || { echo "cluster-mode: SKIP: $tool not found" >&2; exit 77; }
+done
+[[ -x $root/tests/cluster/up ]] || { echo "cluster-mode: SKIP: no tests/cluster/up" >&2; exit 77; }
+bin=${KUBE_BATCHD:-$build/scheduler/cmd/kube-batchd}
+[[ -x $bin ]] || { echo "cluster-mode: no binary at $bin (build first, or set KUBE_BATCHD)" >&2; exit 2; }
+
+fails=0 passes=0
+pass() { echo "PASS: $*"; passes=$((passes + 1)); }
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+check() { local what=$1; shift; if "$@"; then pass "$what"; else fail "$what"; fi; }
+
+own_dir=0
+if [[ -n ${KB_E2E_DIR:-} ]]; then
+	dir=$KB_E2E_DIR
+else
+	dir=$(mktemp -d /tmp/kb-e2e.XXXXXX)
+	own_dir=1
+fi
+sched_pid=
+cleanup() {
+	stop_sched
+	if ((own_dir && !keep)); then
+		"$root/tests/cluster/down" --keep-logs "$dir" >/dev/null 2>&1 || true
+		if ((fails == 0)); then
+			rm -rf "$dir"
+		else
+			echo "cluster-mode: logs kept in $dir" >&2
+		fi
+	fi
+}
+trap cleanup EXIT
+
+"$root/tests/cluster/up" "$dir" >"$dir.up.log" 2>&1 || { cat "$dir.up.log" >&2; echo "FAIL: control plane did not start"; exit 1; }
+rm -f "$dir.up.log"
+admin=$dir/admin.kubeconfig
+schedcfg=$dir/scheduler.kubeconfig
+k() { kubectl --kubeconfig "$admin" "$@"; }
+
+port=$((20000 + RANDOM % 10000))
+# Namespaces are never deleted (there is no namespace controller to finish
+# the job), so each run uses its own.
+run=$(printf '%04x' $((RANDOM % 65536)))
+mkns() { k create namespace "$1-$run" >/dev/null && echo "$1-$run"; }
+nlog=0
+# start_sched [FLAGS...]: the daemon in the background, waits for /healthz.
+start_sched() {
+	nlog=$((nlog + 1))
+	log=$dir/scheduler-$nlog.log
+	"$bin" --kubeconfig "$schedcfg" --listen-address "127.0.0.1:$port" --schedule-period 200ms -v 2 \
+		--scheduler-conf "$fixtures/scheduler.conf" "$@" \
+		>"$log" 2>&1 &
+	sched_pid=$!
+	local i
+	for ((i = 0; i < 150; i++)); do
+		[[ $(curl -s "http://127.0.0.1:$port/healthz" 2>/dev/null) == ok ]] && return 0
+		kill -0 "$sched_pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	echo "scheduler did not become healthy; its log:" >&2
+	tail -20 "$log" >&2
+	return 1
+}
+# stop_sched [SIGNAL]: stops the daemon; with TERM it must exit 0.
+stop_sched() {
+	[[ -n $sched_pid ]] || return 0
+	local sig=${1:-TERM} rc
+	kill "-$sig" "$sched_pid" 2>/dev/null
+	wait "$sched_pid" 2>/dev/null
+	rc=$?
+	sched_pid=
+	[[ $sig != TERM ]] || ((rc == 0))
+}
+metric() { curl -s "http://127.0.0.1:$port/metrics" | awk -v m="$1" '$1 == m {print $2}'; }
+
+# node NAME CPU [GPUS]: a Node without a kubelet (status is kept on create).
+node() {
+	local gpu=
+	[[ -n ${3:-} ]] && gpu=", nvidia.com/gpu: \"$3\""
+	k create -f - >/dev/null <<EOF
+apiVersion: v1
+kind: Node
+metadata: {name: $1, labels: {kubernetes.io/hostname: $1, e2e.kube-batchd.io/node: "true"}}
+status:
+  capacity: {cpu: "$2", memory: 32Gi, pods: "110"$gpu}
+  allocatable: {cpu: "$2", memory: 32Gi, pods: "110"$gpu}
+  conditions: [{type: Ready, status: "True", reason: KubeletReady, message: ok, lastHeartbeatTime: "2024-01-01T00:00:00Z", lastTransitionTime: "2024-01-01T00:00:00Z"}]
+EOF
+}
+# lone_pods NS PREFIX COUNT CPU: pods without a PodGroup (jobs of one).
+lone_pods() {
+	local i
+	for ((i = 0; i < $3; i++)); do
+		cat <<EOF
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: $2-$i, namespace: $1}
+spec:
+  schedulerName: kube-batchd
+  containers: [{name: main, image: registry.k8s.io/pause:3.9, resources: {requests: {cpu: "$4"}}}]
+EOF
+	done
+}
+# gang NS NAME SIZE CPU: a PodGroup of SIZE pods, minMember SIZE.
+gang() {
+	local i
+	cat <<EOF
+---
+apiVersion: scheduling.incubator.k8s.io/v1alpha1
+kind: PodGroup
+metadata: {name: $2, namespace: $1}
+spec: {minMember: $3}
+EOF
+	for ((i = 0; i < $3; i++)); do
+		cat <<EOF
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: $2-$i, namespace: $1, annotations: {scheduling.k8s.io/group-name: $2}}
+spec:
+  schedulerName: kube-batchd
+  containers: [{name: main, image: registry.k8s.io/pause:3.9, resources: {requests: {cpu: "$4"}}}]
+EOF
+	done
+}
+bound_count() { k get pods -n "$1" -o jsonpath='{range .items[*]}{.spec.nodeName}{"\n"}{end}' | grep -c . ; }
+# wait_bound NS N [SECONDS]: until N pods of NS are bound.
+wait_bound() {
+	local i
+	for ((i = 0; i < ${3:-30} * 5; i++)); do
+		(($(bound_count "$1") >= $2)) && return 0
+		sleep 0.2
+	done
+	return 1
+}
+reset_case() {
+	stop_sched
+	local ns
+	for ns in "$@"; do
+		k delete pods --all -n "$ns" --grace-period=0 --force >/dev/null 2>&1
+		k delete podgroups.scheduling.incubator.k8s.io --all -n "$ns" >/dev/null 2>&1
+	done
+	k delete nodes -l e2e.kube-batchd.io/node=true >/dev/null 2>&1
+}
+
+# ---- cases ----------------------------------------------------------------------------
+
+case_mnist() {
+	local ns phase running
+	ns=$(mkns e2e-mnist)
+	node m-node-1 4; node m-node-2 4
+	start_sched || { fail "mnist: scheduler starts"; return; }
+	k create -n "$ns" -f "$fixtures/dist-mnist.yaml" >/dev/null
+	check "mnist: all 6 members of the gang are bound" wait_bound "$ns" 6 30
+	for _ in $(seq 50); do
+		phase=$(k get podgroup dist-mnist -n "$ns" -o jsonpath='{.status.phase}')
+		[[ $phase == Running ]] && break
+		sleep 0.2
+	done
+	running=$(k get podgroup dist-mnist -n "$ns" -o jsonpath='{.status.running}')
+	check "mnist: PodGroup status phase Running, running 6 (got $phase, $running)" test "$phase/$running" = Running/6
+	check "mnist: Normal Scheduled event on the PodGroup" \
+		test "$(k get events -n "$ns" --field-selector involvedObject.kind=PodGroup,reason=Scheduled -o name | grep -c .)" = 1
+	check "mnist: Normal Scheduled events on the 6 pods" \
+		test "$(k get events -n "$ns" --field-selector involvedObject.kind=Pod,reason=Scheduled -o name | grep -c .)" = 6
+	check "mnist: Binding accepted 6 times, no failure" test "$(metric kube_batchd_binds_total)/$(metric kube_batchd_bind_failures_total)" = 6/0
+	check "mnist: SIGTERM stops the daemon with status 0" stop_sched
+	reset_case "$ns"
+}
+
+case_too_big() {
+	local ns cond reason msg i
+	ns=$(mkns e2e-big)
+	node b-node-1 4; node b-node-2 4
+	gang "$ns" huge 10 1 | k create -f - >/dev/null
+	start_sched || { fail "too-big: scheduler starts"; return; }
+	for ((i = 0; i < 50; i++)); do
+		cond=$(k get podgroup huge -n "$ns" -o jsonpath='{.status.conditions[?(@.type=="Unschedulable")].status}')
+		[[ $cond == True ]] && break
+		sleep 0.2
+	done
+	sleep 1 # a few more sessions
+	check "too-big: no member of the 10-pod gang on the 8-cpu cluster is bound" test "$(bound_count "$ns")" = 0
+	reason=$(k get podgroup huge -n "$ns" -o jsonpath='{.status.conditions[?(@.type=="Unschedulable")].reason}')
+	msg=$(k get podgroup huge -n "$ns" -o jsonpath='{.status.conditions[?(@.type=="Unschedulable")].message}')
+	echo "  podgroup $ns/huge: Unschedulable=$cond reason=$reason message=\"$msg\""
+	check "too-big: PodGroup condition Unschedulable=True with a reason and a message" \
+		test -n "$reason" -a -n "$msg" -a "$cond" = True
+	check "too-big: PodGroup phase is not Running" \
+		test "$(k get podgroup huge -n "$ns" -o jsonpath='{.status.phase}')" != Running
+	check "too-big: one Warning Unschedulable event on the PodGroup" \
+		test "$(k get events -n "$ns" --field-selector involvedObject.kind=PodGroup,reason=Unschedulable -o name | grep -c .)" = 1
+	check "too-big: one FailedScheduling event per pod" \
+		test "$(k get events -n "$ns" --field-selector involvedObject.kind=Pod,reason=FailedScheduling -o name | grep -c .)" = 10
+	check "too-big: pods say PodScheduled=False reason Unschedulable" \
+		test "$(k get pod huge-0 -n "$ns" -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].status}/{.status.conditions[?(@.type=="PodScheduled")].reason}')" = False/Unschedulable
+	# Status and events are written when they change, not every session.
+	local w1 w2 e1 e2
+	w1=$(metric kube_batchd_status_writes_total); e1=$(metric kube_batchd_events_total)
+	sleep 2
+	w2=$(metric kube_batchd_status_writes_total); e2=$(metric kube_batchd_events_total)
+	check "too-big: nothing rewritten while nothing changes ($w1 status writes, $e1 events; then $w2, $e2)" test "$w1/$e1" = "$w2/$e2"
+	reset_case "$ns"
+}
+
+case_queues() {
+	local light heavy a b
+	light=$(mkns e2e-light); heavy=$(mkns e2e-heavy)
+	printf '%s\n' "# Two tenants with weights 1 and 3, mapped by namespace." "queues:" \
+		"- name: light" "  weight: 1" "  namespaces: [$light]" \
+		"- name: heavy" "  weight: 3" "  namespaces: [$heavy]" >"$dir/queues-1-3.yaml"
+	node q-node-1 4; node q-node-2 4
+	# Both queues ask for the whole cluster before the scheduler looks.
+	{ lone_pods "$light" a 8 1; lone_pods "$heavy" b 8 1; } | k create -f - >/dev/null
+	start_sched --queue-conf "$dir/queues-1-3.yaml" || { fail "queues: scheduler starts"; return; }
+	wait_bound "$heavy" 6 30
+	sleep 1
+	a=$(bound_count "$light"); b=$(bound_count "$heavy")
+	check "queues: weights 1 and 3 share 8 cpu as 2 and 6 (got $a and $b)" test "$a/$b" = 2/6
+	# The file is re-read when it changes; a bad one keeps the queues in force.
+	printf '%s\n' "queues:" "- name: light" "  weight: 0" >"$dir/queues-1-3.yaml"
+	sleep 1
+	check "queues: a bad queue file is refused and the queues in force stay" \
+		grep -q "keeping the queues in force: .*weight" "$log"
+	printf '%s\n' "queues:" "- name: light" "  weight: 2" "  namespaces: [$light]" \
+		"- name: heavy" "  weight: 2" "  namespaces: [$heavy]" >"$dir/queues-1-3.yaml"
+	sleep 1
+	check "queues: a good queue file is reloaded" grep -q 'queue configuration .* reloaded: 2 queues' "$log"
+	reset_case "$light" "$heavy"
+}
+
+case_gpu() {
+	local ns nodes devs
+	ns=$(mkns e2e-gpu)
+	node g-node-1 8 2; node g-node-2 8 2; node g-node-3 8 2
+	start_sched || { fail "gpu: scheduler starts"; return; }
+	k create -n "$ns" -f "$fixtures/horovod.yaml" >/dev/null
+	check "gpu: the 3 horovod workers are bound" wait_bound "$ns" 3 30
+	nodes=$(k get pods -n "$ns" -o jsonpath='{range .items[*]}{.spec.nodeName}{"\n"}{end}' | sort -u | grep -c .)
+	check "gpu: one worker per 2-GPU node ($nodes distinct nodes)" test "$nodes" = 3
+	devs=$(k get pods -n "$ns" -o go-template='{{range .items}}{{index .metadata.annotations "kube-batchd.io/gpu-devices"}}{{"\n"}}{{end}}' | sort -u | tr '\n' ' ')
+	check "gpu: each worker's annotation kube-batchd.io/gpu-devices is \"0,1\" (got: $devs)" test "$devs" = "0,1 "
+	reset_case "$ns"
+}
+
+# pods_nodes NS: "name=node" lines, sorted.
+pods_nodes() { k get pods -n "$1" -o jsonpath='{range .items[*]}{.metadata.name}={.spec.nodeName}{"\n"}{end}' | sort; }
+
+case_restart() {
+	local ns before after g partial=0 n total used i
+	ns=$(mkns e2e-restart)
+	node r-node-1 4; node r-node-2 4; node r-node-3 4; node r-node-4 4
+	start_sched || { fail "restart: scheduler starts"; return; }
+	{ gang "$ns" g1 3 1; gang "$ns" g2 3 1; gang "$ns" g3 3 1; } | k create -f - >/dev/null
+	wait_bound "$ns" 9 30
+	before=$(pods_nodes "$ns" | grep '=.')
+	# More work arrives, and the scheduler is killed while it places it...
+	{ gang "$ns" g4 3 1; gang "$ns" g5 2 1; } | k create -f - >/dev/null &
+	for ((i = 0; i < 100; i++)); do
+		(($(bound_count "$ns") > 9)) && break
+		sleep 0.05
+	done
+	stop_sched KILL
+	wait
+	# ...and more arrives while it is down.
+	gang "$ns" g6 2 1 | k create -f - >/dev/null
+	echo "  killed with $(bound_count "$ns") of 16 pods bound"
+	start_sched || { fail "restart: scheduler restarts"; return; }
+	check "restart: all 16 pods bound after the restart" wait_bound "$ns" 16 30
+	sleep 1
+	after=$(pods_nodes "$ns")
+	check "restart: pods bound before the kill kept their nodes" \
+		test -z "$(comm -23 <(echo "$before") <(echo "$after"))"
+	check "restart: no Binding refused after the restart (none bound twice)" test "$(metric kube_batchd_bind_failures_total)" = 0
+	for g in g1 g2 g3 g4 g5 g6; do
+		total=$(echo "$after" | grep -c "^$g-")
+		n=$(echo "$after" | grep "^$g-" | grep -c '=.')
+		((n == 0 || n == total)) || partial=1
+	done
+	check "restart: no gang partly bound" test $partial = 0
+	used=$(echo "$after" | cut -d= -f2 | grep . | sort | uniq -c | awk '$1 > 4' | grep -c .)
+	check "restart: no node holds more than its 4 cpu" test "$used" = 0
+	reset_case "$ns"
+}
+
+case_leader() {
+	local ns pa pb porta=$port portb=$((port + 1)) la lb i lead_pid follow_pid follow_port
+	ns=$(mkns e2e-leader)
+	node l-node-1 4
+	start_sched --leader-elect || { fail "leader: first scheduler starts"; return; }
+	pa=$sched_pid
+	port=$portb
+	start_sched --leader-elect || { fail "leader: second scheduler starts"; kill -KILL "$pa"; port=$porta; return; }
+	pb=$sched_pid
+	leader_of() { curl -s "http://127.0.0.1:$1/metrics" | awk '$1 == "kube_batchd_leader" {print $2}'; }
+	for ((i = 0; i < 100; i++)); do
+		la=$(leader_of "$porta"); lb=$(leader_of "$portb")
+		[[ $la$lb == 10 || $la$lb == 01 ]] && break
+		sleep 0.2
+	done
+	check "leader: exactly one of two schedulers leads (got $la and $lb)" test $((la + lb)) = 1
+	if [[ $la == 1 ]]; then lead_pid=$pa follow_pid=$pb follow_port=$portb; else lead_pid=$pb follow_pid=$pa follow_port=$porta; fi
+	gang "$ns" a 2 1 | k create -f - >/dev/null
+	check "leader: the leader binds" wait_bound "$ns" 2 20
+	port=$follow_port
+	check "leader: the follower runs no session" test "$(metric kube_batchd_sessions_total)" = 0
+	kill -KILL "$lead_pid"; wait "$lead_pid" 2>/dev/null
+	gang "$ns" b 2 1 | k create -f - >/dev/null
+	check "leader: after the leader dies, the other takes the lease (15 s) and binds" wait_bound "$ns" 4 40
+	sched_pid=$follow_pid
+	check "leader: SIGTERM releases the lease and exits 0" stop_sched
+	check "leader: the released lease has no holder" \
+		test -z "$(k get lease kube-batchd -n kube-system -o jsonpath='{.spec.holderIdentity}')"
+	port=$porta
+	reset_case "$ns"
+}
+
+# Without kubelets a bound pod stays Pending: the test marks the victims
+# Running through the status subresource, as a kubelet would.
+case_preempt() {
+	local ns del grace
+	ns=$(mkns e2e-preempt)
+	node p-node-1 2
+	k apply -f - >/dev/null <<EOF
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: e2e-high}
+value: 1000
+EOF
+	lone_pods "$ns" low 2 1 | sed 's/^spec:$/spec:\n  terminationGracePeriodSeconds: 7/' | k create -f - >/dev/null
+	start_sched || { fail "preempt: scheduler starts"; return; }
+	wait_bound "$ns" 2 20
+	for p in low-0 low-1; do
+		k patch pod "$p" -n "$ns" --subresource=status --type=merge \
+			-p '{"status":{"phase":"Running","conditions":[{"type":"Ready","status":"True"}]}}' >/dev/null
+	done
+	lone_pods "$ns" high 1 1 | sed 's/^spec:$/spec:\n  priorityClassName: e2e-high/' | k create -f - >/dev/null
+	for ((i = 0; i < 100; i++)); do
+		del=$(k get pods -n "$ns" -o jsonpath='{range .items[?(@.metadata.deletionTimestamp)]}{.metadata.name}={.metadata.deletionGracePeriodSeconds}{"\n"}{end}')
+		[[ -n $del ]] && break
+		sleep 0.2
+	done
+	check "preempt: one low-priority pod is evicted, with its own grace period of 7 s (got: ${del:-none})" \
+		bash -c "[[ '$del' =~ ^low-[01]=7$ ]]"
+	check "preempt: Normal Preempted event names the preemptor" \
+		bash -c "kubectl --kubeconfig '$admin' get events -n '$ns' --field-selector reason=Preempted -o jsonpath='{.items[*].message}' | grep -q 'high-0'"
+	check "preempt: the preemptor waits while the victim terminates" \
+		test -z "$(k get pod high-0 -n "$ns" -o jsonpath='{.spec.nodeName}')"
+	k delete pod "${del%%=*}" -n "$ns" --grace-period=0 --force >/dev/null 2>&1
+	check "preempt: the preemptor is bound once the victim is gone" \
+		bash -c "for i in \$(seq 100); do [[ -n \$(kubectl --kubeconfig '$admin' get pod high-0 -n '$ns' -o jsonpath='{.spec.nodeName}') ]] && exit 0; sleep 0.2; done; exit 1"
+	check "preempt: the eviction was counted" test "$(metric kube_batchd_evictions_total)" = 1
+	reset_case "$ns"
+}
+
+case_deploy() {
+	local out
+	out=$(k apply --dry-run=server -k "$root/deploy" 2>&1)
+	echo "$out" | sed 's/^/  /'
+	check "deploy: kubectl apply --dry-run=server -k deploy/ is accepted" \
+		bash -c "kubectl --kubeconfig '$admin' apply --dry-run=server -k '$root/deploy' >/dev/null 2>&1"
+}
+
+for c in "${cases[@]}"; do
+	case $c in
+	mnist) case_mnist ;;
+	too-big) case_too_big ;;
+	queues) case_queues ;;
+	gpu) case_gpu ;;
+	restart) case_restart ;;
+	leader) case_leader ;;
+	preempt) case_preempt ;;
+	deploy) case_deploy ;;
+	*) fail "unknown case $c" ;;
+	esac
+done
+echo "cluster-mode: $passes passed, $fails failed"
+((fails == 0))
