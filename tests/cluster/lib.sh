@@ -1,0 +1,70 @@
+# Shared helpers of tests/cluster/up, down and smoke-test. Sourced, not run.
+# shellcheck shell=bash
+
+KB_CLUSTER_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+KB_REPO_ROOT=$(cd "$KB_CLUSTER_DIR/../.." && pwd)
+KB_MARKER=.kube-batchd-cluster   # present in every DIR that up has set up
+
+kb_prog=$(basename "$0")
+kb_die() { echo "$kb_prog: error: $*" >&2; exit 1; }
+kb_log() { echo "$kb_prog: $*" >&2; }
+
+# The process start time (field 22 of /proc/PID/stat), so that a PID the
+# kernel has since reused for something else is never signalled.
+kb_starttime() {
+	local stat
+	stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+	stat=${stat##*) }            # drop "pid (comm) ", comm may hold spaces
+	set -- $stat
+	echo "${20}"
+}
+
+# kb_record_pid DIR NAME PID: remember a process started from DIR.
+kb_record_pid() {
+	local st
+	st=$(kb_starttime "$3") || st=0
+	mkdir -p "$1/run"
+	echo "$3 $st" >"$1/run/$2.pid"
+}
+
+# kb_pid_alive DIR NAME: print the PID and succeed if NAME started from DIR
+# is still running (same PID, same start time, not a zombie).
+kb_pid_alive() {
+	local f="$1/run/$2.pid" pid st now state
+	[[ -r $f ]] || return 1
+	read -r pid st <"$f" || return 1
+	[[ $pid =~ ^[0-9]+$ ]] || return 1
+	now=$(kb_starttime "$pid") || return 1
+	[[ $now == "$st" ]] || return 1 # 0: it had exited before it was recorded
+	state=$(awk '/^State:/ {print $2}' "/proc/$pid/status" 2>/dev/null)
+	[[ $state != Z ]] || return 1
+	echo "$pid"
+}
+
+# kb_stop DIR NAME [TIMEOUT]: TERM, wait, then KILL one recorded process.
+kb_stop() {
+	local dir=$1 name=$2 timeout=${3:-${KB_CLUSTER_STOP_TIMEOUT:-15}} pid i
+	if pid=$(kb_pid_alive "$dir" "$name"); then
+		kill -TERM "$pid" 2>/dev/null || true
+		for ((i = 0; i < timeout * 10; i++)); do
+			kb_pid_alive "$dir" "$name" >/dev/null || break
+			sleep 0.1
+		done
+		if kb_pid_alive "$dir" "$name" >/dev/null; then
+			kb_log "$name (pid $pid) still running after ${timeout}s, sending KILL"
+			kill -KILL "$pid" 2>/dev/null || true
+			for ((i = 0; i < 50; i++)); do
+				kb_pid_alive "$dir" "$name" >/dev/null || break
+				sleep 0.1
+			done
+		fi
+		if kb_pid_alive "$dir" "$name" >/dev/null; then
+			kb_log "could not stop $name (pid $pid)"
+			return 1
+		fi
+	fi
+	rm -f "$dir/run/$name.pid"
+}
+
+# All processes of the local control plane, in the order up starts them.
+KB_PROCS=(etcd kube-apiserver kwok)
