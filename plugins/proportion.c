@@ -34,16 +34,8 @@ static int prop_open(kb_session *ssn, const kb_plugin_conf *pc, void **ret, kb_e
 	kb_res *out = kb_arena_calloc(&ssn->arena, s->nqueues ? s->nqueues : 1, sizeof(*out));
 	if (!in || !out)
 		return kb_err_set(err, -ENOMEM, "out of memory");
-	for (uint32_t i = 0; i < s->nqueues; i++) {
-		const kb_queue *q = &s->queues[i];
-		in[i].weight = q->weight > 0 ? q->weight : 1;
-		in[i].capability_mask = q->capability_mask;
-		in[i].capability = q->capability;
-		in[i].guarantee = q->guarantee;
-		in[i].request = q->request;
-		/* A queue's request includes what it already holds. */
-		kb_res_max(&in[i].request, &q->allocated);
-	}
+	for (uint32_t i = 0; i < s->nqueues; i++)
+		kb_share_input_of(&s->queues[i], &in[i]);
 	kb_deserved_compute(&s->total_allocatable, in, s->nqueues, out);
 	for (uint32_t i = 0; i < s->nqueues; i++) {
 		s->queues[i].deserved = out[i];

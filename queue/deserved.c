@@ -99,3 +99,13 @@ bool kb_queue_can_give(const kb_queue *q, const kb_res *req)
 			return false;
 	return true;
 }
+
+void kb_share_input_of(const kb_queue *q, kb_share_input *ret)
+{
+	ret->weight = q->weight > 0 ? q->weight : 1;
+	ret->capability_mask = q->capability_mask;
+	ret->capability = q->capability;
+	ret->guarantee = q->guarantee;
+	ret->request = q->request;
+	kb_res_max(&ret->request, &q->allocated);
+}

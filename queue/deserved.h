@@ -34,6 +34,10 @@ typedef struct kb_share_input {
 	kb_res request;
 } kb_share_input;
 
+/* The input for queue q: its weight (at least 1), capability, guarantee,
+ * and as request what its jobs ask for (at least what it holds). */
+void kb_share_input_of(const kb_queue *q, kb_share_input *ret);
+
 /* Writes n deserved vectors to ret[0..n). total is the cluster's capacity. */
 void kb_deserved_compute(const kb_res *total, const kb_share_input *in, uint32_t n, kb_res *ret);
 

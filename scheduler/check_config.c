@@ -258,12 +258,8 @@ static int hungry_shares(report *rp, const kb_snapshot *s)
 	if (!in || !out)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < s->nqueues; i++) {
-		const kb_queue *q = &s->queues[i];
-		in[i].weight = q->weight > 0 ? q->weight : 1;
-		in[i].capability_mask = q->capability_mask;
-		in[i].capability = q->capability;
-		in[i].guarantee = q->guarantee;
-		in[i].request = s->total_allocatable;
+		kb_share_input_of(&s->queues[i], &in[i]);
+		in[i].request = s->total_allocatable; /* every queue hungry */
 	}
 	kb_deserved_compute(&s->total_allocatable, in, s->nqueues, out);
 	rp->deserved = out;
