@@ -10,6 +10,10 @@
 #include "scheduler/framework.h"
 #include "scheduler/jobstatus.h"
 
+/* A bound on the sessions one run may take (one per period while decisions
+ * keep changing; idle stretches are skipped and do not count). */
+#define KB_SIM_MAX_SESSIONS 1000000u
+
 /* ---- loading --------------------------------------------------------------------- */
 
 int kb_manifests_load(kb_cluster *c, const char *path, kb_object_vec *later, kb_err *err)
@@ -556,6 +560,15 @@ int kb_simulate(const kb_sim_options *opt, FILE *out, kb_err *err)
 	kb_snapshot snap;
 	kb_snapshot_init(&snap);
 	for (sim.now_ms = 0; sim.now_ms <= max_time;) {
+		if (sessions >= KB_SIM_MAX_SESSIONS) {
+			/* Something changes every period and keeps changing: report
+			 * what there is rather than run for ever. */
+			fprintf(stderr,
+				"kube-batchd: warning: stopped after %u sessions (t=%" PRId64
+				" ms) with decisions still changing every period\n",
+				sessions, sim.now_ms);
+			break;
+		}
 		/* Events due by now: arrivals, then completions. */
 		for (; next_arrival < later.n && later.v[next_arrival]->u.pod.sim_arrival_ms <= sim.now_ms;
 		     next_arrival++) {

@@ -12,7 +12,8 @@
  *  - PodGroup phases the scheduler writes are kept for the next session.
  * Idle stretches are skipped: after a session that changed nothing, virtual
  * time jumps to the next period boundary at or after the next arrival or
- * completion. The run ends when nothing is left to happen, or at max_time.
+ * completion. The run ends when nothing is left to happen, at max_time, or
+ * after a million sessions (with a warning on stderr).
  *
  * The result is printed as one JSON object (DESIGN.md) or as a table.
  * Output is deterministic: the same input prints the same bytes.
