@@ -481,8 +481,8 @@ int kb_cluster_snapshot(const kb_cluster *c, kb_snapshot *s, kb_err *err)
 		if (priority_class_value(&pt, pg->priority_class_name, &v))
 			j->priority = v;
 		const char *qname = pg->queue;
-		if (!qname && c->ns_queue)
-			qname = c->ns_queue(c->ns_queue_ctx, o->meta.ns);
+		if (!qname && c->queue_conf)
+			qname = kb_queue_conf_ns_queue(c->queue_conf, o->meta.ns);
 		if (!qname)
 			qname = c->default_queue;
 		j->queue = -2; /* resolved after sorting */
@@ -546,7 +546,8 @@ int kb_cluster_snapshot(const kb_cluster *c, kb_snapshot *s, kb_err *err)
 			j->creation_ms = sl->created_ms;
 			j->phase = KB_PG_PENDING;
 			j->priority = t->priority;
-			const char *qname = c->ns_queue ? c->ns_queue(c->ns_queue_ctx, o->meta.ns) : NULL;
+			const char *qname =
+				c->queue_conf ? kb_queue_conf_ns_queue(c->queue_conf, o->meta.ns) : NULL;
 			j->queue = -2;
 			j->pending_reason = qname ? qname : c->default_queue;
 		}

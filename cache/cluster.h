@@ -49,18 +49,12 @@ typedef struct kb_store {
 	kb_strmap by_key; /* meta.key -> slot index */
 } kb_store;
 
-/* Maps a namespace to a queue name (the queue configuration file); NULL when
- * the namespace has no queue of its own. */
-typedef const char *(*kb_ns_queue_fn)(void *ctx, const char *ns);
-
 typedef struct kb_cluster {
 	kb_resnames resnames;
 	kb_store nodes, pods, podgroups, queues, priority_classes;
 	const char *scheduler_name; /* pods with another schedulerName are foreign */
 	const char *default_queue;
-	kb_ns_queue_fn ns_queue;
-	void *ns_queue_ctx;
-	const kb_queue_conf *queue_conf; /* the queue file, or NULL; borrowed */
+	const kb_queue_conf *queue_conf; /* the queue file (queues, namespace mapping), or NULL; borrowed */
 	uint64_t generation; /* bumped by every change */
 } kb_cluster;
 

@@ -343,9 +343,8 @@ int kb_queue_conf_check_cluster(const kb_queue_conf *qc, const kb_res *total,
 	return 0;
 }
 
-const char *kb_queue_conf_ns_queue(void *ctx, const char *ns)
+const char *kb_queue_conf_ns_queue(const kb_queue_conf *qc, const char *ns)
 {
-	const kb_queue_conf *qc = ctx;
 	uint32_t lo = 0, hi = qc->nns;
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;

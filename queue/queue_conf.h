@@ -81,8 +81,7 @@ void kb_queue_conf_release(kb_queue_conf *qc);
 int kb_queue_conf_check_cluster(const kb_queue_conf *qc, const kb_res *total,
 				const kb_resnames *resnames, kb_err *err);
 
-/* The queue a namespace maps to, or NULL. ctx is a const kb_queue_conf *.
- * Matches cache/cluster.h's kb_ns_queue_fn. O(log namespaces). */
-const char *kb_queue_conf_ns_queue(void *ctx, const char *ns);
+/* The queue a namespace maps to, or NULL. O(log namespaces). */
+const char *kb_queue_conf_ns_queue(const kb_queue_conf *qc, const char *ns);
 
 #endif

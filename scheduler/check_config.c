@@ -290,8 +290,6 @@ int kb_check_config(const kb_check_config_options *o, FILE *out, kb_err *err)
 		if ((r = kb_queue_conf_load_file(o->queue_conf, &cluster.resnames, &qc, err)) < 0)
 			goto out;
 		cluster.queue_conf = &qc;
-		cluster.ns_queue = kb_queue_conf_ns_queue;
-		cluster.ns_queue_ctx = &qc;
 	}
 	for (uint32_t i = 0; i < o->nfiles; i++)
 		if ((r = kb_manifests_load(&cluster, o->files[i], &later, err)) < 0)

@@ -163,8 +163,6 @@ static int load_queue_file(daemon_state *d, bool startup, kb_err *err)
 	d->qconf = fresh;
 	d->qconf_loaded = true;
 	d->cluster.queue_conf = &d->qconf;
-	d->cluster.ns_queue = kb_queue_conf_ns_queue;
-	d->cluster.ns_queue_ctx = &d->qconf;
 	d->cluster.generation++;
 	kb_info("queue configuration \"%s\" %s: %u queues, %u namespaces mapped", d->opt->queue_conf,
 		startup ? "loaded" : "reloaded", d->qconf.nqueues, d->qconf.nns);

@@ -531,8 +531,6 @@ int kb_simulate(const kb_sim_options *opt, FILE *out, kb_err *err)
 		if ((r = kb_queue_conf_load_file(opt->queue_conf, &sim.cluster.resnames, &qconf, err)) < 0)
 			goto out;
 		sim.cluster.queue_conf = &qconf;
-		sim.cluster.ns_queue = kb_queue_conf_ns_queue;
-		sim.cluster.ns_queue_ctx = &qconf;
 	}
 	for (uint32_t i = 0; i < opt->nfiles && r == 0; i++)
 		r = kb_manifests_load(&sim.cluster, opt->files[i], &later, err);
