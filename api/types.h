@@ -159,6 +159,7 @@ typedef struct kb_task {
 	bool critical;       /* system-cluster-critical / system-node-critical / kube-system */
 	uint32_t gpu_mask;   /* device indices chosen on its node (bit i = GPU i) */
 	const kb_pod_spec *spec;
+	uint32_t cache_slot; /* the cache's slot of this pod (private to cache/) */
 } kb_task;
 
 /* ---- job ------------------------------------------------------------------------- */
@@ -192,6 +193,7 @@ typedef struct kb_job {
 	kb_pg_phase phase;
 	bool has_min_resources;
 	kb_res min_resources; /* PodGroup spec.minResources */
+	uint32_t cache_slot; /* the cache's PodGroup slot, or UINT32_MAX (private to cache/) */
 	/* Tasks of this job: snapshot->job_tasks[first_task .. first_task + ntasks) */
 	uint32_t first_task;
 	uint32_t ntasks;

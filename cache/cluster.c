@@ -106,10 +106,12 @@ void kb_cluster_init(kb_cluster *c, const char *scheduler_name, const char *defa
 	store_init(&c->priority_classes);
 	c->scheduler_name = scheduler_name;
 	c->default_queue = default_queue;
+	kb_snapshot_init(&c->cache);
 }
 
 void kb_cluster_release(kb_cluster *c)
 {
+	kb_snapshot_release(&c->cache);
 	store_release(&c->nodes);
 	store_release(&c->pods);
 	store_release(&c->podgroups);
@@ -147,8 +149,11 @@ int kb_cluster_apply(kb_cluster *c, kb_object *obj, int64_t created_ms)
 	int r = store_put(s, obj, &sl, &replaced);
 	if (r < 0)
 		return r;
-	if (!replaced)
+	if (!replaced) {
 		sl->created_ms = obj->meta.creation_ms ? obj->meta.creation_ms : created_ms;
+		sl->node_hint = -1;
+	}
+	c->shape++;
 	if (obj->kind == KB_KIND_PODGROUP)
 		sl->overridden = false; /* the API's status is the truth again */
 	if (obj->kind == KB_KIND_POD && sl->overridden) {
@@ -170,6 +175,7 @@ bool kb_cluster_delete(kb_cluster *c, kb_kind kind, const char *key)
 	kb_store *s = store_of(c, kind);
 	if (!s || !store_del(s, key))
 		return false;
+	c->shape++;
 	c->generation++;
 	return true;
 }
@@ -398,7 +404,138 @@ out:
 	return r;
 }
 
-int kb_cluster_snapshot(const kb_cluster *c, kb_snapshot *s, kb_err *err)
+/* The fields of task t that change without a new object: where it is, its
+ * status, and the scheduler's own records (start, eviction, devices). The
+ * snapshot's nodes must be in place. */
+static void task_refresh(kb_snapshot *s, kb_task *t, kb_slot *sl)
+{
+	const kb_object *o = sl->obj;
+	const kb_pod_obj *p = &o->u.pod;
+	const char *node = sl->overridden ? sl->node : p->node_name;
+	kb_task_status st = sl->overridden ? sl->status : status_of_pod(p, o->meta.deleting);
+	t->status = st;
+	t->started_ms = sl->started_ms;
+	t->evicted_ms = sl->evicted_ms;
+	t->gpu_mask = 0;
+	if (sl->overridden) {
+		t->gpu_mask = sl->gpu_mask;
+	} else {
+		for (uint32_t k = 0; k < p->ngpu_devices; k++)
+			if (p->gpu_devices[k] < 32)
+				t->gpu_mask |= 1u << p->gpu_devices[k];
+	}
+	t->node = -1;
+	if (node) {
+		int32_t h = sl->node_hint;
+		if (h >= 0 && (uint32_t)h < s->nnodes && strcmp(s->nodes[h].name, node) == 0)
+			t->node = h;
+		else
+			t->node = sl->node_hint = kb_snapshot_find_node(s, node);
+	}
+	if (t->node < 0 && kb_task_status_on_node(st)) {
+		/* Bound to a node we do not know (yet): it holds nothing we
+		 * track, and must not be scheduled again. */
+		t->status = KB_TASK_UNKNOWN;
+	}
+}
+
+void kb_cluster_queue_conf_changed(kb_cluster *c)
+{
+	c->shape++;
+	c->generation++;
+}
+
+/* Keeps a copy of a fresh full build (before any session touched it). */
+static int cache_store(kb_cluster *c, const kb_snapshot *s)
+{
+	kb_snapshot *k = &c->cache;
+	c->cache_valid = false;
+	kb_snapshot_release(k);
+	kb_snapshot_init(k);
+	k->resnames = s->resnames;
+	k->default_queue = s->default_queue;
+	k->gpu_res = s->gpu_res;
+	k->total_allocatable = s->total_allocatable;
+	k->nnodes = s->nnodes;
+	k->ntasks = s->ntasks;
+	k->njobs = s->njobs;
+	k->nqueues = s->nqueues;
+	uint32_t njt = 0;
+	for (uint32_t i = 0; i < s->njobs; i++)
+		njt += s->jobs[i].ntasks;
+	k->nodes = kb_arena_calloc(&k->arena, s->nnodes + 1, sizeof(kb_node));
+	k->tasks = kb_arena_calloc(&k->arena, s->ntasks + 1, sizeof(kb_task));
+	k->jobs = kb_arena_calloc(&k->arena, s->njobs + 1, sizeof(kb_job));
+	k->queues = kb_arena_calloc(&k->arena, s->nqueues + 1, sizeof(kb_queue));
+	k->job_tasks = kb_arena_calloc(&k->arena, njt + 1, sizeof(uint32_t));
+	if (!k->nodes || !k->tasks || !k->jobs || !k->queues || !k->job_tasks)
+		return -ENOMEM;
+	memcpy(k->nodes, s->nodes, s->nnodes * sizeof(kb_node));
+	memcpy(k->tasks, s->tasks, s->ntasks * sizeof(kb_task));
+	memcpy(k->jobs, s->jobs, s->njobs * sizeof(kb_job));
+	memcpy(k->queues, s->queues, s->nqueues * sizeof(kb_queue));
+	memcpy(k->job_tasks, s->job_tasks, njt * sizeof(uint32_t));
+	/* The only strings a build allocates itself: why a job is invalid. */
+	for (uint32_t i = 0; i < s->njobs; i++)
+		if (s->jobs[i].invalid && !(k->jobs[i].invalid = kb_arena_strdup(&k->arena, s->jobs[i].invalid)))
+			return -ENOMEM;
+	c->cache_shape = c->shape;
+	c->cache_valid = true;
+	return 0;
+}
+
+/* A snapshot from the cache: the last full build, refreshed. */
+static int cache_copy(kb_cluster *c, kb_snapshot *s, kb_err *err)
+{
+	const kb_snapshot *k = &c->cache;
+	s->resnames = k->resnames;
+	s->default_queue = k->default_queue;
+	s->gpu_res = k->gpu_res;
+	s->nnodes = k->nnodes;
+	s->ntasks = k->ntasks;
+	s->njobs = k->njobs;
+	s->nqueues = k->nqueues;
+	uint32_t njt = 0;
+	for (uint32_t i = 0; i < k->njobs; i++)
+		njt += k->jobs[i].ntasks;
+	s->nodes = kb_arena_calloc(&s->arena, k->nnodes + 1, sizeof(kb_node));
+	s->tasks = kb_arena_calloc(&s->arena, k->ntasks + 1, sizeof(kb_task));
+	s->jobs = kb_arena_calloc(&s->arena, k->njobs + 1, sizeof(kb_job));
+	s->queues = kb_arena_calloc(&s->arena, k->nqueues + 1, sizeof(kb_queue));
+	s->job_tasks = kb_arena_calloc(&s->arena, njt + 1, sizeof(uint32_t));
+	if (!s->nodes || !s->tasks || !s->jobs || !s->queues || !s->job_tasks)
+		return kb_err_set(err, -ENOMEM, "building the snapshot: out of memory");
+	memcpy(s->nodes, k->nodes, k->nnodes * sizeof(kb_node));
+	memcpy(s->tasks, k->tasks, k->ntasks * sizeof(kb_task));
+	memcpy(s->jobs, k->jobs, k->njobs * sizeof(kb_job));
+	memcpy(s->queues, k->queues, k->nqueues * sizeof(kb_queue));
+	memcpy(s->job_tasks, k->job_tasks, njt * sizeof(uint32_t));
+	for (uint32_t i = 0; i < s->ntasks; i++)
+		task_refresh(s, &s->tasks[i], &c->pods.slots.v[s->tasks[i].cache_slot]);
+	for (uint32_t i = 0; i < s->njobs; i++) {
+		kb_job *j = &s->jobs[i];
+		if (j->cache_slot == UINT32_MAX)
+			continue;
+		const kb_slot *sl = &c->podgroups.slots.v[j->cache_slot];
+		j->phase = sl->overridden ? sl->pg_phase : sl->obj->u.podgroup.phase;
+	}
+	kb_snapshot_derive(s);
+	return 0;
+}
+
+static int snapshot_build(kb_cluster *c, kb_snapshot *s, kb_err *err);
+
+int kb_cluster_snapshot(kb_cluster *c, kb_snapshot *s, kb_err *err)
+{
+	if (c->cache_valid && c->cache_shape == c->shape)
+		return cache_copy(c, s, err);
+	int r = snapshot_build(c, s, err);
+	if (r == 0 && cache_store(c, s) < 0)
+		c->cache_valid = false; /* out of memory for the cache: build next time */
+	return r;
+}
+
+static int snapshot_build(kb_cluster *c, kb_snapshot *s, kb_err *err)
 {
 	int r = -ENOMEM;
 	s->resnames = c->resnames;
@@ -470,6 +607,7 @@ int kb_cluster_snapshot(const kb_cluster *c, kb_snapshot *s, kb_err *err)
 		j->ns = o->meta.ns;
 		j->name = o->meta.name;
 		j->key = o->meta.key;
+		j->cache_slot = (uint32_t)i;
 		j->flavor = pg->flavor;
 		j->min_member = pg->min_member;
 		j->creation_ms = sl->created_ms;
@@ -491,15 +629,13 @@ int kb_cluster_snapshot(const kb_cluster *c, kb_snapshot *s, kb_err *err)
 
 	/* Tasks. */
 	for (size_t i = 0; i < c->pods.slots.n; i++) {
-		const kb_slot *sl = &c->pods.slots.v[i];
+		kb_slot *sl = &c->pods.slots.v[i];
 		if (!sl->obj)
 			continue;
 		const kb_object *o = sl->obj;
 		const kb_pod_obj *p = &o->u.pod;
 		bool ours = strcmp(p->scheduler_name, c->scheduler_name) == 0;
-		const char *node = sl->overridden ? sl->node : p->node_name;
-		kb_task_status st = sl->overridden ? sl->status : status_of_pod(p, o->meta.deleting);
-		if (!ours && !node)
+		if (!ours && !(sl->overridden ? sl->node : p->node_name))
 			continue; /* another scheduler's pending pod: not our business */
 		kb_task *t = &s->tasks[s->ntasks++];
 		t->uid = o->meta.uid;
@@ -507,31 +643,15 @@ int kb_cluster_snapshot(const kb_cluster *c, kb_snapshot *s, kb_err *err)
 		t->name = o->meta.name;
 		t->key = o->meta.key;
 		t->job = -1;
-		t->node = -1;
-		t->status = st;
 		t->priority = pod_priority(&pt, p);
 		t->creation_ms = sl->created_ms;
-		t->started_ms = sl->started_ms;
-		t->evicted_ms = sl->evicted_ms;
 		t->req = p->req;
 		t->best_effort = p->best_effort;
 		t->foreign = !ours;
 		t->critical = is_critical(o, p);
 		t->spec = &p->spec;
-		if (sl->overridden) {
-			t->gpu_mask = sl->gpu_mask;
-		} else {
-			for (uint32_t k = 0; k < p->ngpu_devices; k++)
-				if (p->gpu_devices[k] < 32)
-					t->gpu_mask |= 1u << p->gpu_devices[k];
-		}
-		/* Remember the node name until nodes are resolved (nodes are sorted). */
-		t->node = node ? kb_snapshot_find_node(s, node) : -1;
-		if (t->node < 0 && kb_task_status_on_node(st)) {
-			/* Bound to a node we do not know (yet): it holds nothing we
-			 * track, and must not be scheduled again. */
-			t->status = KB_TASK_UNKNOWN;
-		}
+		t->cache_slot = (uint32_t)i;
+		task_refresh(s, t, sl);
 		if (!ours)
 			continue;
 		/* Lone pods become jobs of one; grouped pods find their job below. */
@@ -541,6 +661,7 @@ int kb_cluster_snapshot(const kb_cluster *c, kb_snapshot *s, kb_err *err)
 			j->ns = o->meta.ns;
 			j->name = o->meta.name;
 			j->key = o->meta.key;
+			j->cache_slot = UINT32_MAX;
 			j->flavor = KB_PG_NONE;
 			j->min_member = 1;
 			j->creation_ms = sl->created_ms;
@@ -579,6 +700,7 @@ int kb_cluster_snapshot(const kb_cluster *c, kb_snapshot *s, kb_err *err)
 		j->ns = t->ns;
 		j->name = p->group_name;
 		j->key = gkeys[i];
+		j->cache_slot = UINT32_MAX;
 		j->flavor = KB_PG_NONE;
 		j->min_member = 1;
 		j->creation_ms = t->creation_ms;

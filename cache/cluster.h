@@ -41,6 +41,9 @@ typedef struct kb_slot {
 	uint32_t gpu_mask;
 	/* PodGroups only: the phase the scheduler last wrote (until the API echoes it). */
 	kb_pg_phase pg_phase;
+	/* Pods only: the index of its node in the cached snapshot, a hint that
+	 * is checked before use (-1 = none). */
+	int32_t node_hint;
 } kb_slot;
 
 typedef struct kb_store {
@@ -56,6 +59,14 @@ typedef struct kb_cluster {
 	const char *default_queue;
 	const kb_queue_conf *queue_conf; /* the queue file (queues, namespace mapping), or NULL; borrowed */
 	uint64_t generation; /* bumped by every change */
+	/* The snapshot cache: while no object is added, replaced or removed
+	 * (shape unchanged), a snapshot is a copy of the last full build with
+	 * only the scheduler's own changes refreshed (placements, statuses,
+	 * eviction times, PodGroup phases). */
+	uint64_t shape;       /* bumped when an object is added, replaced or removed */
+	uint64_t cache_shape; /* shape of the cached build */
+	bool cache_valid;
+	kb_snapshot cache;
 } kb_cluster;
 
 /* scheduler_name and default_queue are borrowed (must outlive the cluster). */
@@ -89,8 +100,14 @@ int kb_cluster_note_eviction(kb_cluster *c, const char *key, int64_t now_ms);
  * or the simulator). Returns 0 or -ENOENT. */
 int kb_cluster_set_podgroup_phase(kb_cluster *c, const char *key, kb_pg_phase phase);
 
+/* Tells the store that its queue file changed (queues, namespace mapping):
+ * the next snapshot is a full build. */
+void kb_cluster_queue_conf_changed(kb_cluster *c);
+
 /* Builds a snapshot into *ret (which must be initialised with
- * kb_snapshot_init). Returns 0 or -ENOMEM. Cost: O(objects log objects). */
-int kb_cluster_snapshot(const kb_cluster *c, kb_snapshot *ret, kb_err *err);
+ * kb_snapshot_init). Returns 0 or -ENOMEM. Cost: a full build is
+ * O(objects log objects); while no object was added, replaced or removed
+ * since the last full build, a copy of it refreshed in O(pods + jobs). */
+int kb_cluster_snapshot(kb_cluster *c, kb_snapshot *ret, kb_err *err);
 
 #endif

@@ -163,7 +163,7 @@ static int load_queue_file(daemon_state *d, bool startup, kb_err *err)
 	d->qconf = fresh;
 	d->qconf_loaded = true;
 	d->cluster.queue_conf = &d->qconf;
-	d->cluster.generation++;
+	kb_cluster_queue_conf_changed(&d->cluster);
 	kb_info("queue configuration \"%s\" %s: %u queues, %u namespaces mapped", d->opt->queue_conf,
 		startup ? "loaded" : "reloaded", d->qconf.nqueues, d->qconf.nns);
 	return 0;

@@ -106,7 +106,7 @@ static int cmp_event(const void *a, const void *b)
 	return x->kind - y->kind;
 }
 
-static void check_invariants(const facts *f, json_t *outj)
+static void check_invariants(facts *f, json_t *outj)
 {
 	json_t *binds = json_object_get(outj, "bindings");
 	json_t *evicts = json_object_get(outj, "evictions");

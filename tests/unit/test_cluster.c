@@ -1,0 +1,139 @@
+/* The object store: a snapshot from the cache equals a full build. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "base/yaml_doc.h"
+#include "cache/cluster.h"
+
+static const char CLUSTER[] =
+	"apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n"
+	"status: {allocatable: {cpu: '4', memory: 4Gi, nvidia.com/gpu: '2'}}\n"
+	"---\napiVersion: v1\nkind: Node\nmetadata: {name: n2}\n"
+	"status: {allocatable: {cpu: '4', memory: 4Gi}}\n"
+	"---\napiVersion: scheduling.incubator.k8s.io/v1alpha1\nkind: PodGroup\n"
+	"metadata: {name: g}\nspec: {minMember: 2}\n"
+	"---\napiVersion: v1\nkind: Pod\nmetadata: {name: a, annotations: {scheduling.k8s.io/group-name: g}}\n"
+	"spec: {schedulerName: kube-batchd, containers: [{name: c, resources: {requests: {cpu: '1', nvidia.com/gpu: '1'}}}]}\n"
+	"---\napiVersion: v1\nkind: Pod\nmetadata: {name: b, annotations: {scheduling.k8s.io/group-name: g}}\n"
+	"spec: {schedulerName: kube-batchd, containers: [{name: c, resources: {requests: {cpu: '1'}}}]}\n"
+	"---\napiVersion: v1\nkind: Pod\nmetadata: {name: orphan, annotations: {scheduling.k8s.io/group-name: missing}}\n"
+	"spec: {schedulerName: kube-batchd, containers: [{name: c, resources: {requests: {cpu: '1'}}}]}\n"
+	"---\napiVersion: v1\nkind: Pod\nmetadata: {name: theirs}\n"
+	"spec: {nodeName: n2, containers: [{name: c, resources: {requests: {cpu: '2'}}}]}\nstatus: {phase: Running}\n";
+
+static void load(kb_cluster *c, const char *text)
+{
+	kb_yaml_file yf;
+	kb_err err;
+	assert_int_equal(kb_yaml_load_buffer(text, strlen(text), "cluster", &yf, &err), 0);
+	for (size_t i = 0; i < yf.ndocs; i++) {
+		kb_object *o;
+		assert_int_equal(kb_object_decode(yf.docs[i], "cluster", &c->resnames, &o, &err), 0);
+		assert_int_equal(kb_cluster_apply(c, o, 0), 0);
+	}
+	kb_yaml_file_release(&yf);
+}
+
+/* Field by field equality; the strings a build allocates compare by text. */
+static void assert_same(const kb_snapshot *x, const kb_snapshot *y)
+{
+	assert_int_equal(x->nnodes, y->nnodes);
+	assert_int_equal(x->ntasks, y->ntasks);
+	assert_int_equal(x->njobs, y->njobs);
+	assert_int_equal(x->nqueues, y->nqueues);
+	assert_memory_equal(x->nodes, y->nodes, x->nnodes * sizeof(kb_node));
+	assert_memory_equal(x->tasks, y->tasks, x->ntasks * sizeof(kb_task));
+	assert_memory_equal(x->queues, y->queues, x->nqueues * sizeof(kb_queue));
+	for (uint32_t i = 0; i < x->njobs; i++) {
+		kb_job a = x->jobs[i], b = y->jobs[i];
+		if (a.invalid || b.invalid) {
+			assert_non_null(a.invalid);
+			assert_non_null(b.invalid);
+			assert_string_equal(a.invalid, b.invalid);
+		}
+		a.invalid = b.invalid = NULL;
+		assert_memory_equal(&a, &b, sizeof(kb_job));
+		assert_memory_equal(&x->job_tasks[a.first_task], &y->job_tasks[b.first_task],
+				    a.ntasks * sizeof(uint32_t));
+	}
+	assert_memory_equal(&x->total_allocatable, &y->total_allocatable, sizeof(kb_res));
+	assert_memory_equal(&x->total_future_idle, &y->total_future_idle, sizeof(kb_res));
+	assert_true(kb_snapshot_check(x, NULL, 0));
+}
+
+static void cached_snapshot_equals_full_build_after_scheduler_changes(void **state)
+{
+	kb_cluster c;
+	kb_err err;
+	kb_cluster_init(&c, "kube-batchd", "default");
+	load(&c, CLUSTER);
+	kb_snapshot first, cached, full;
+	kb_snapshot_init(&first);
+	assert_int_equal(kb_cluster_snapshot(&c, &first, &err), 0); /* full build, cached */
+	kb_snapshot_release(&first);
+
+	/* What the scheduler and the simulated kubelet change: no new object. */
+	assert_int_equal(kb_cluster_set_pod(&c, "default/a", "n1", KB_TASK_RUNNING, 5000, 1u << 1), 0);
+	assert_int_equal(kb_cluster_set_pod(&c, "default/b", "n2", KB_TASK_BINDING, 5000, 0), 0);
+	assert_int_equal(kb_cluster_note_eviction(&c, "default/b", 4000), 0);
+	assert_int_equal(kb_cluster_set_podgroup_phase(&c, "default/g", KB_PG_RUNNING), 0);
+	assert_int_equal(kb_cluster_set_pod(&c, "default/orphan", "nowhere", KB_TASK_BOUND, 1, 0), 0);
+
+	uint64_t shape = c.shape;
+	kb_snapshot_init(&cached);
+	assert_int_equal(kb_cluster_snapshot(&c, &cached, &err), 0);
+	assert_true(c.cache_valid && c.cache_shape == shape); /* it came from the cache */
+
+	kb_cluster_queue_conf_changed(&c); /* forces a full build */
+	kb_snapshot_init(&full);
+	assert_int_equal(kb_cluster_snapshot(&c, &full, &err), 0);
+	assert_same(&cached, &full);
+
+	/* And the refreshed fields are the new ones. */
+	int32_t n1 = kb_snapshot_find_node(&cached, "n1");
+	assert_int_equal(cached.nodes[n1].used.q[KB_RES_CPU], 1000);
+	int32_t g = kb_snapshot_find_job(&cached, "default/g");
+	assert_int_equal(cached.jobs[g].phase, KB_PG_RUNNING);
+	kb_snapshot_release(&cached);
+	kb_snapshot_release(&full);
+	kb_cluster_release(&c);
+}
+
+static void new_object_makes_a_full_build(void **state)
+{
+	kb_cluster c;
+	kb_err err;
+	kb_cluster_init(&c, "kube-batchd", "default");
+	load(&c, CLUSTER);
+	kb_snapshot s;
+	kb_snapshot_init(&s);
+	assert_int_equal(kb_cluster_snapshot(&c, &s, &err), 0);
+	kb_snapshot_release(&s);
+	load(&c, "apiVersion: v1\nkind: Node\nmetadata: {name: n0}\n"
+		 "status: {allocatable: {cpu: '8', memory: 4Gi}}\n");
+	kb_snapshot_init(&s);
+	assert_int_equal(kb_cluster_snapshot(&c, &s, &err), 0);
+	assert_int_equal(s.nnodes, 3);
+	assert_string_equal(s.nodes[0].name, "n0");
+	/* The task on n2 follows its node to its new index. */
+	for (uint32_t i = 0; i < s.ntasks; i++)
+		if (strcmp(s.tasks[i].name, "theirs") == 0)
+			assert_string_equal(s.nodes[s.tasks[i].node].name, "n2");
+	assert_true(kb_snapshot_check(&s, NULL, 0));
+	kb_snapshot_release(&s);
+	kb_cluster_release(&c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(cached_snapshot_equals_full_build_after_scheduler_changes),
+		cmocka_unit_test(new_object_makes_a_full_build),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
