@@ -67,4 +67,4 @@ kb_stop() {
 }
 
 # All processes of the local control plane, in the order up starts them.
-KB_PROCS=(etcd kube-apiserver kwok)
+KB_PROCS=(etcd kube-apiserver kube-controller-manager kwok)

@@ -5,10 +5,12 @@
 #
 #   tests/e2e/cluster-mode.sh [--build BUILDDIR] [--keep] [CASE...]
 #
-# Cases: mnist too-big queues gpu restart preempt leader deploy (default: all). One control
-# plane for the whole run; each case brings its own Nodes and namespace and
-# its own scheduler process, and cleans up after itself. Prints one PASS or
-# FAIL line per check; exit 0 only if every check passed.
+# Cases: mnist too-big queues gpu restart preempt leader deploy flavours
+# tf-template (default: all). One control plane for the whole run (started
+# with `up --controllers` when tf-template is among the cases: it needs the
+# Deployment and Job controllers); each case brings its own Nodes and
+# namespace and its own scheduler process, and cleans up after itself.
+# Prints one PASS or FAIL line per check; exit 0 only if every check passed.
 # Environment: KB_E2E_DIR (control-plane dir; default a fresh temp dir, shut
 # down at the end unless --keep), KUBE_BATCHD (the binary).
 set -uo pipefail
@@ -23,11 +25,13 @@ while (($#)); do
 	case $1 in
 	--build) build=$2; shift 2 ;;
 	--keep) keep=1; shift ;;
-	-h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+	-h|--help) sed -n '2,16p' "$0"; exit 0 ;;
 	*) cases+=("$1"); shift ;;
 	esac
 done
-((${#cases[@]})) || cases=(mnist too-big queues gpu restart preempt leader deploy)
+((${#cases[@]})) || cases=(mnist too-big queues gpu restart preempt leader deploy flavours tf-template)
+up_flags=()
+[[ " ${cases[*]} " == *" tf-template "* ]] && up_flags+=(--controllers)
 for tool in kubectl curl openssl flock setsid; do
 	command -v "$tool" >/dev/null || { echo "cluster-mode: SKIP: $tool not found" >&2; exit 77; }
 done
@@ -61,7 +65,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-"$root/tests/cluster/up" "$dir" >"$dir.up.log" 2>&1 || { cat "$dir.up.log" >&2; echo "FAIL: control plane did not start"; exit 1; }
+"$root/tests/cluster/up" "${up_flags[@]}" "$dir" >"$dir.up.log" 2>&1 || { cat "$dir.up.log" >&2; echo "FAIL: control plane did not start"; exit 1; }
 rm -f "$dir.up.log"
 admin=$dir/admin.kubeconfig
 schedcfg=$dir/scheduler.kubeconfig
@@ -392,6 +396,129 @@ case_deploy() {
 		bash -c "kubectl --kubeconfig '$admin' apply --dry-run=server -k '$root/deploy' >/dev/null 2>&1"
 }
 
+# Each of the three PodGroup APIs, in one namespace: a kube-batch PodGroup
+# (pods annotated scheduling.k8s.io/group-name), a volcano one (annotation
+# scheduling.volcano.sh/group-name) and a coscheduling one (pods LABELLED
+# scheduling.x-k8s.io/pod-group).
+case_flavours() {
+	local ns i st want spec g
+	ns=$(mkns e2e-flavours)
+	node f-node-1 4; node f-node-2 4
+	{
+		for spec in "scheduling.incubator.k8s.io/v1alpha1 kb annotations scheduling.k8s.io/group-name" \
+			"scheduling.volcano.sh/v1beta1 vc annotations scheduling.volcano.sh/group-name" \
+			"scheduling.x-k8s.io/v1alpha1 xk labels scheduling.x-k8s.io/pod-group"; do
+			set -- $spec
+			printf -- '---\napiVersion: %s\nkind: PodGroup\nmetadata: {name: %s, namespace: %s}\nspec: {minMember: 2}\n' "$1" "$2" "$ns"
+			for i in 0 1; do
+				cat <<EOF
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: $2-$i, namespace: $ns, $3: {$4: $2}}
+spec:
+  schedulerName: kube-batchd
+  containers: [{name: main, image: registry.k8s.io/pause:3.9, resources: {requests: {cpu: "1"}}}]
+EOF
+			done
+		done
+	} | k create -f - >/dev/null
+	start_sched || { fail "flavours: scheduler starts"; return; }
+	check "flavours: all 6 pods of the three PodGroups are bound" wait_bound "$ns" 6 30
+	for g in kb vc xk; do
+		check "flavours: both pods of PodGroup $g are bound" \
+			test "$(pods_nodes "$ns" | grep "^$g-" | grep -c '=.')" = 2
+	done
+	# kube-batch and volcano say Running once minMember are placed; the
+	# coscheduling API says Scheduled until minMember pods really run
+	# (cache/writers.c) — and with no kubelet they never do.
+	for want in "podgroups.scheduling.incubator.k8s.io kb Running" "podgroups.scheduling.volcano.sh vc Running" \
+		"podgroups.scheduling.x-k8s.io xk Scheduled"; do
+		set -- $want
+		for ((i = 0; i < 50; i++)); do
+			st=$(k get "$1" "$2" -n "$ns" -o jsonpath='{.status.phase}/{.status.running}')
+			[[ $st == "$3/2" ]] && break
+			sleep 0.2
+		done
+		check "flavours: ${1#podgroups.} PodGroup $2 status is phase $3, running 2 (got $st)" test "$st" = "$3/2"
+	done
+	check "flavours: Normal Scheduled event on each PodGroup" \
+		test "$(k get events -n "$ns" --field-selector involvedObject.kind=PodGroup,reason=Scheduled -o jsonpath='{range .items[*]}{.involvedObject.name}{"\n"}{end}' | sort -u | tr '\n' ' ')" = "kb vc xk "
+	check "flavours: Binding accepted 6 times, no failure" test "$(metric kube_batchd_binds_total)/$(metric kube_batchd_bind_failures_total)" = 6/0
+	k delete podgroups.scheduling.volcano.sh,podgroups.scheduling.x-k8s.io --all -n "$ns" >/dev/null 2>&1
+	reset_case "$ns"
+}
+
+# render_tf SECTION NAME=VALUE...: one section of fixtures/tf-job.yaml.tmpl
+# with its @NAME@ placeholders replaced — the sed render step of the
+# TensorFlow-on-Kubernetes articles.
+render_tf() {
+	local part=$1 kv args=()
+	shift
+	for kv; do args+=(-e "s|@${kv%%=*}@|${kv#*=}|g"); done
+	awk -v want="#@$part" '/^#@/ {on = ($0 == want); next} on' "$fixtures/tf-job.yaml.tmpl" | sed "${args[@]}"
+}
+
+# A TensorFlow job made by controllers (needs `up --controllers`): 2
+# parameter servers from a Deployment, 4 workers from 2 Jobs of parallelism
+# 2, one kube-batch PodGroup tf-job of minMember 6. The gang is bound only
+# once the sixth pod exists. Next to it, the same job with minMember 7 in
+# another namespace: never bound.
+case_tf_template() {
+	local ns ns7 n i owners
+	if [[ $(grep -s '^KB_CONTROLLERS=' "$dir/cluster.env" | cut -d= -f2) != *job* ]]; then
+		fail "tf-template: the control plane runs no Deployment/Job controllers (up --controllers)"
+		return
+	fi
+	ns=$(mkns e2e-tf); ns7=$(mkns e2e-tf7)
+	node t-node-1 8; node t-node-2 8
+	render_tf podgroup NAME=tf-job MIN_MEMBER=6 | k create -n "$ns" -f - >/dev/null
+	render_tf podgroup NAME=tf-job MIN_MEMBER=7 | k create -n "$ns7" -f - >/dev/null
+	start_sched || { fail "tf-template: scheduler starts"; return; }
+	for n in "$ns" "$ns7"; do
+		render_tf ps NAME=tf-job PS_REPLICAS=2 CPU=1 | k create -n "$n" -f - >/dev/null
+	done
+	for ((i = 0; i < 100; i++)); do
+		(($(k get pods -n "$ns" -o name | grep -c .) >= 2)) && break
+		sleep 0.2
+	done
+	check "tf-template: the Deployment controller made the 2 parameter-server pods" \
+		test "$(k get pods -n "$ns" -l tf-role=ps -o name | grep -c .)" = 2
+	sleep 3 # ~15 scheduling sessions
+	check "tf-template: with 2 of 6 pods in existence, none is bound" test "$(bound_count "$ns")" = 0
+	for n in "$ns" "$ns7"; do
+		for i in 0 1; do
+			render_tf worker NAME=tf-job INDEX=$i PARALLELISM=2 CPU=1
+			echo ---
+		done | k create -n "$n" -f - >/dev/null
+	done
+	check "tf-template: once the Jobs made their 4 workers, all 6 pods are bound" wait_bound "$ns" 6 30
+	check "tf-template: the gang is the 2 ps + 4 worker pods, each with a nodeName" \
+		test "$(k get pods -n "$ns" -o jsonpath='{range .items[*]}{.metadata.labels.tf-role}={.spec.nodeName}{"\n"}{end}' | grep -c '^\(ps\|worker\)=t-node-[12]$')" = 6
+	owners=$(k get pods -n "$ns" -o jsonpath='{range .items[*]}{.metadata.ownerReferences[0].kind}{"\n"}{end}' | sort | uniq -c | awk '{printf "%s %s ", $1, $2}')
+	check "tf-template: the pods were made by the controllers (4 Job, 2 ReplicaSet; got $owners)" test "$owners" = "4 Job 2 ReplicaSet "
+	for ((i = 0; i < 50; i++)); do
+		[[ $(k get podgroup tf-job -n "$ns" -o jsonpath='{.status.phase}') == Running ]] && break
+		sleep 0.2
+	done
+	check "tf-template: PodGroup tf-job is Running with 6 running" \
+		test "$(k get podgroup tf-job -n "$ns" -o jsonpath='{.status.phase}/{.status.running}')" = Running/6
+	# The minMember-7 twin has all 6 pods too, and room on the nodes.
+	for ((i = 0; i < 100; i++)); do
+		(($(k get pods -n "$ns7" -o name | grep -c .) >= 6)) && break
+		sleep 0.2
+	done
+	sleep 1
+	check "tf-template: minMember 7 with 6 pods: none of the 6 is bound ($(k get pods -n "$ns7" -o name | grep -c .) pods)" \
+		test "$(k get pods -n "$ns7" -o name | grep -c .)/$(bound_count "$ns7")" = 6/0
+	stop_sched
+	# No garbage collector: remove the controllers' objects before the pods.
+	for n in "$ns" "$ns7"; do
+		k delete deployments,replicasets,jobs --all -n "$n" --wait=false >/dev/null 2>&1
+	done
+	reset_case "$ns" "$ns7"
+}
+
 for c in "${cases[@]}"; do
 	case $c in
 	mnist) case_mnist ;;
@@ -402,6 +529,8 @@ for c in "${cases[@]}"; do
 	leader) case_leader ;;
 	preempt) case_preempt ;;
 	deploy) case_deploy ;;
+	flavours) case_flavours ;;
+	tf-template) case_tf_template ;;
 	*) fail "unknown case $c" ;;
 	esac
 done
