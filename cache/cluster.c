@@ -514,6 +514,10 @@ static int cache_copy(kb_cluster *c, kb_snapshot *s, kb_err *err)
 		task_refresh(s, &s->tasks[i], &c->pods.slots.v[s->tasks[i].cache_slot]);
 	for (uint32_t i = 0; i < s->njobs; i++) {
 		kb_job *j = &s->jobs[i];
+		/* The snapshot owns its strings: it must not depend on the cache,
+		 * which the next full build replaces. */
+		if (j->invalid && !(j->invalid = kb_arena_strdup(&s->arena, j->invalid)))
+			return kb_err_set(err, -ENOMEM, "building the snapshot: out of memory");
 		if (j->cache_slot == UINT32_MAX)
 			continue;
 		const kb_slot *sl = &c->podgroups.slots.v[j->cache_slot];
