@@ -445,40 +445,50 @@ void kb_cluster_queue_conf_changed(kb_cluster *c)
 	c->generation++;
 }
 
+/* Copies src's arrays and scalars into dst (initialised, empty), in dst's
+ * arena. Strings stay shared, except a job's invalid reason, which a build
+ * allocates in its own arena: dst gets its own copy. 0 or -ENOMEM. */
+static int copy_arrays(kb_snapshot *dst, const kb_snapshot *src)
+{
+	dst->resnames = src->resnames;
+	dst->default_queue = src->default_queue;
+	dst->gpu_res = src->gpu_res;
+	dst->total_allocatable = src->total_allocatable;
+	dst->nnodes = src->nnodes;
+	dst->ntasks = src->ntasks;
+	dst->njobs = src->njobs;
+	dst->nqueues = src->nqueues;
+	uint32_t njt = 0;
+	for (uint32_t i = 0; i < src->njobs; i++)
+		njt += src->jobs[i].ntasks;
+	dst->nodes = kb_arena_calloc(&dst->arena, src->nnodes + 1, sizeof(kb_node));
+	dst->tasks = kb_arena_calloc(&dst->arena, src->ntasks + 1, sizeof(kb_task));
+	dst->jobs = kb_arena_calloc(&dst->arena, src->njobs + 1, sizeof(kb_job));
+	dst->queues = kb_arena_calloc(&dst->arena, src->nqueues + 1, sizeof(kb_queue));
+	dst->job_tasks = kb_arena_calloc(&dst->arena, njt + 1, sizeof(uint32_t));
+	if (!dst->nodes || !dst->tasks || !dst->jobs || !dst->queues || !dst->job_tasks)
+		return -ENOMEM;
+	memcpy(dst->nodes, src->nodes, src->nnodes * sizeof(kb_node));
+	memcpy(dst->tasks, src->tasks, src->ntasks * sizeof(kb_task));
+	memcpy(dst->jobs, src->jobs, src->njobs * sizeof(kb_job));
+	memcpy(dst->queues, src->queues, src->nqueues * sizeof(kb_queue));
+	memcpy(dst->job_tasks, src->job_tasks, njt * sizeof(uint32_t));
+	for (uint32_t i = 0; i < src->njobs; i++)
+		if (src->jobs[i].invalid &&
+		    !(dst->jobs[i].invalid = kb_arena_strdup(&dst->arena, src->jobs[i].invalid)))
+			return -ENOMEM;
+	return 0;
+}
+
 /* Keeps a copy of a fresh full build (before any session touched it). */
 static int cache_store(kb_cluster *c, const kb_snapshot *s)
 {
-	kb_snapshot *k = &c->cache;
 	c->cache_valid = false;
-	kb_snapshot_release(k);
-	kb_snapshot_init(k);
-	k->resnames = s->resnames;
-	k->default_queue = s->default_queue;
-	k->gpu_res = s->gpu_res;
-	k->total_allocatable = s->total_allocatable;
-	k->nnodes = s->nnodes;
-	k->ntasks = s->ntasks;
-	k->njobs = s->njobs;
-	k->nqueues = s->nqueues;
-	uint32_t njt = 0;
-	for (uint32_t i = 0; i < s->njobs; i++)
-		njt += s->jobs[i].ntasks;
-	k->nodes = kb_arena_calloc(&k->arena, s->nnodes + 1, sizeof(kb_node));
-	k->tasks = kb_arena_calloc(&k->arena, s->ntasks + 1, sizeof(kb_task));
-	k->jobs = kb_arena_calloc(&k->arena, s->njobs + 1, sizeof(kb_job));
-	k->queues = kb_arena_calloc(&k->arena, s->nqueues + 1, sizeof(kb_queue));
-	k->job_tasks = kb_arena_calloc(&k->arena, njt + 1, sizeof(uint32_t));
-	if (!k->nodes || !k->tasks || !k->jobs || !k->queues || !k->job_tasks)
-		return -ENOMEM;
-	memcpy(k->nodes, s->nodes, s->nnodes * sizeof(kb_node));
-	memcpy(k->tasks, s->tasks, s->ntasks * sizeof(kb_task));
-	memcpy(k->jobs, s->jobs, s->njobs * sizeof(kb_job));
-	memcpy(k->queues, s->queues, s->nqueues * sizeof(kb_queue));
-	memcpy(k->job_tasks, s->job_tasks, njt * sizeof(uint32_t));
-	/* The only strings a build allocates itself: why a job is invalid. */
-	for (uint32_t i = 0; i < s->njobs; i++)
-		if (s->jobs[i].invalid && !(k->jobs[i].invalid = kb_arena_strdup(&k->arena, s->jobs[i].invalid)))
-			return -ENOMEM;
+	kb_snapshot_release(&c->cache);
+	kb_snapshot_init(&c->cache);
+	int r = copy_arrays(&c->cache, s);
+	if (r < 0)
+		return r;
 	c->cache_shape = c->shape;
 	c->cache_valid = true;
 	return 0;
@@ -487,37 +497,12 @@ static int cache_store(kb_cluster *c, const kb_snapshot *s)
 /* A snapshot from the cache: the last full build, refreshed. */
 static int cache_copy(kb_cluster *c, kb_snapshot *s, kb_err *err)
 {
-	const kb_snapshot *k = &c->cache;
-	s->resnames = k->resnames;
-	s->default_queue = k->default_queue;
-	s->gpu_res = k->gpu_res;
-	s->nnodes = k->nnodes;
-	s->ntasks = k->ntasks;
-	s->njobs = k->njobs;
-	s->nqueues = k->nqueues;
-	uint32_t njt = 0;
-	for (uint32_t i = 0; i < k->njobs; i++)
-		njt += k->jobs[i].ntasks;
-	s->nodes = kb_arena_calloc(&s->arena, k->nnodes + 1, sizeof(kb_node));
-	s->tasks = kb_arena_calloc(&s->arena, k->ntasks + 1, sizeof(kb_task));
-	s->jobs = kb_arena_calloc(&s->arena, k->njobs + 1, sizeof(kb_job));
-	s->queues = kb_arena_calloc(&s->arena, k->nqueues + 1, sizeof(kb_queue));
-	s->job_tasks = kb_arena_calloc(&s->arena, njt + 1, sizeof(uint32_t));
-	if (!s->nodes || !s->tasks || !s->jobs || !s->queues || !s->job_tasks)
+	if (copy_arrays(s, &c->cache) < 0)
 		return kb_err_set(err, -ENOMEM, "building the snapshot: out of memory");
-	memcpy(s->nodes, k->nodes, k->nnodes * sizeof(kb_node));
-	memcpy(s->tasks, k->tasks, k->ntasks * sizeof(kb_task));
-	memcpy(s->jobs, k->jobs, k->njobs * sizeof(kb_job));
-	memcpy(s->queues, k->queues, k->nqueues * sizeof(kb_queue));
-	memcpy(s->job_tasks, k->job_tasks, njt * sizeof(uint32_t));
 	for (uint32_t i = 0; i < s->ntasks; i++)
 		task_refresh(s, &s->tasks[i], &c->pods.slots.v[s->tasks[i].cache_slot]);
 	for (uint32_t i = 0; i < s->njobs; i++) {
 		kb_job *j = &s->jobs[i];
-		/* The snapshot owns its strings: it must not depend on the cache,
-		 * which the next full build replaces. */
-		if (j->invalid && !(j->invalid = kb_arena_strdup(&s->arena, j->invalid)))
-			return kb_err_set(err, -ENOMEM, "building the snapshot: out of memory");
 		if (j->cache_slot == UINT32_MAX)
 			continue;
 		const kb_slot *sl = &c->podgroups.slots.v[j->cache_slot];
