@@ -44,6 +44,20 @@ typedef struct kb_snapshot {
 	int gpu_res;           /* index of nvidia.com/gpu in resnames, or -1 */
 } kb_snapshot;
 
+/* Tasks of j that count toward minMember: Allocated, Binding, Bound,
+ * Running, Succeeded (kube-batch's ReadyTaskNum). O(1). */
+static inline int32_t kb_job_ready_count(const kb_job *j)
+{
+	return j->nstatus[KB_TASK_ALLOCATED] + j->nstatus[KB_TASK_BINDING] + j->nstatus[KB_TASK_BOUND] +
+	       j->nstatus[KB_TASK_RUNNING] + j->nstatus[KB_TASK_SUCCEEDED];
+}
+
+/* The ready tasks plus the pipelined ones: every task placed so far. O(1). */
+static inline int32_t kb_job_placed_count(const kb_job *j)
+{
+	return kb_job_ready_count(j) + j->nstatus[KB_TASK_PIPELINED];
+}
+
 void kb_snapshot_init(kb_snapshot *s);
 void kb_snapshot_release(kb_snapshot *s);
 

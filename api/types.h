@@ -234,7 +234,6 @@ typedef struct kb_node {
 	/* GPU devices (see plugins/gpu.h); ngpus == 0 when the node has none. */
 	int32_t ngpus;
 	const char *gpu_model;             /* nvidia.com/gpu.product label, or NULL */
-	int32_t gpu_used_milli[KB_MAX_GPUS]; /* per device, 0..1000 */
 	const uint8_t *gpu_group;          /* topology group of each device, or NULL */
 } kb_node;
 

@@ -16,15 +16,9 @@
 
 #include "plugins/plugins.h"
 
-int32_t kb_gang_ready_count(const kb_job *j)
-{
-	return j->nstatus[KB_TASK_ALLOCATED] + j->nstatus[KB_TASK_BINDING] + j->nstatus[KB_TASK_BOUND] +
-	       j->nstatus[KB_TASK_RUNNING] + j->nstatus[KB_TASK_SUCCEEDED];
-}
-
 static int32_t valid_count(const kb_job *j)
 {
-	return kb_gang_ready_count(j) + j->nstatus[KB_TASK_PENDING] + j->nstatus[KB_TASK_PIPELINED];
+	return kb_job_ready_count(j) + j->nstatus[KB_TASK_PENDING] + j->nstatus[KB_TASK_PIPELINED];
 }
 
 static kb_vote gang_job_valid(void *st, const kb_session *ssn, const kb_job *j, const char **ret)
@@ -39,19 +33,19 @@ static kb_vote gang_job_valid(void *st, const kb_session *ssn, const kb_job *j, 
 
 static kb_vote gang_job_ready(void *st, const kb_session *ssn, const kb_job *j)
 {
-	return kb_gang_ready_count(j) >= j->min_member ? KB_PERMIT : KB_REJECT;
+	return kb_job_ready_count(j) >= j->min_member ? KB_PERMIT : KB_REJECT;
 }
 
 static kb_vote gang_job_pipelined(void *st, const kb_session *ssn, const kb_job *j)
 {
-	return kb_gang_ready_count(j) + j->nstatus[KB_TASK_PIPELINED] >= j->min_member ? KB_PERMIT
+	return kb_job_ready_count(j) + j->nstatus[KB_TASK_PIPELINED] >= j->min_member ? KB_PERMIT
 										       : KB_REJECT;
 }
 
 static int gang_job_order(void *st, const kb_session *ssn, const kb_job *l, const kb_job *r)
 {
-	bool lr = kb_gang_ready_count(l) >= l->min_member;
-	bool rr = kb_gang_ready_count(r) >= r->min_member;
+	bool lr = kb_job_ready_count(l) >= l->min_member;
+	bool rr = kb_job_ready_count(r) >= r->min_member;
 	if (lr == rr)
 		return 0;
 	return lr ? 1 : -1;
@@ -90,9 +84,9 @@ static kb_vote gang_victims(void *st, const kb_session *ssn, const kb_task *pree
 		}
 		/* The whole gang: every member that counts toward minMember, so
 		 * none may have finished. */
-		if (offered >= holding_count(j) && holding_count(j) == kb_gang_ready_count(j))
+		if (offered >= holding_count(j) && holding_count(j) == kb_job_ready_count(j))
 			continue;
-		allow[i] = taken < kb_gang_ready_count(j) - j->min_member;
+		allow[i] = taken < kb_job_ready_count(j) - j->min_member;
 	}
 	return KB_PERMIT;
 }
@@ -102,9 +96,9 @@ static void gang_close(kb_session *ssn, void *st)
 	kb_snapshot *s = ssn->snap;
 	for (uint32_t i = 0; i < s->njobs; i++) {
 		kb_job *j = &s->jobs[i];
-		if (j->min_member <= 1 || j->invalid || kb_gang_ready_count(j) >= j->min_member)
+		if (j->min_member <= 1 || j->invalid || kb_job_ready_count(j) >= j->min_member)
 			continue;
-		if (!kb_job_has_pending_any(s, j))
+		if (j->nstatus[KB_TASK_PENDING] == 0)
 			continue;
 		if (j->pending_reason && strncmp(j->pending_reason, "gang ", 5) == 0)
 			continue;

@@ -46,6 +46,9 @@
 
 enum gpu_policy { POLICY_FRAGMENTATION, POLICY_BINPACK, POLICY_SPREAD };
 
+/* What a task asks of GPUs (ASK_UNKNOWN until first needed in a session). */
+enum gpu_ask { ASK_UNKNOWN = 0, ASK_NONE, ASK_GPUS, ASK_TOO_MANY };
+
 typedef struct gpu_state {
 	int gpu_res;
 	enum gpu_policy policy;
@@ -57,14 +60,18 @@ typedef struct gpu_state {
 	struct kb_gpu_node *nodes; /* per snapshot node */
 	/* Per job: the topology label value of its first placed member. */
 	const char **job_topo;
+	/* Per task (index into the snapshot's tasks): its GPU request. */
+	const kb_task *tasks;
+	struct kb_gpu_task *req;
+	uint8_t *ask; /* enum gpu_ask */
 } gpu_state;
 
 
-/* The task's GPU request in gpu_frag's terms; false when it asks none. */
-static bool gpu_task_of(gpu_state *st, const kb_task *t, bool with_cpu_mem, struct kb_gpu_task *ret)
+/* The task's GPU request in gpu_frag's terms, worked out from the pod. */
+static enum gpu_ask ask_of(gpu_state *st, const kb_task *t, struct kb_gpu_task *ret)
 {
 	if (st->gpu_res < 0 || t->req.q[st->gpu_res] <= 0)
-		return false;
+		return ASK_NONE;
 	int64_t milli = t->req.q[st->gpu_res];
 	int num, share;
 	if (t->spec && t->spec->gpu_milli > 0) {
@@ -74,16 +81,32 @@ static bool gpu_task_of(gpu_state *st, const kb_task *t, bool with_cpu_mem, stru
 		num = (int)((milli + KB_GPU_MILLI - 1) / KB_GPU_MILLI);
 		share = KB_GPU_MILLI;
 	}
-	if (num > KB_GPU_NODE_MAX_GPUS)
-		num = KB_GPU_NODE_MAX_GPUS + 1; /* cannot fit anywhere; init refuses */
 	uint64_t models = 0;
 	if (t->spec && t->spec->gpu_models &&
 	    kb_gpu_models_parse_spec(&st->models, t->spec->gpu_models, strlen(t->spec->gpu_models),
 				     &models) < 0)
 		models = ~0ull; /* too many model names: accept none we know */
-	int64_t cpu = with_cpu_mem ? t->req.q[KB_RES_CPU] : 0;
-	int64_t mem = with_cpu_mem ? t->req.q[KB_RES_MEMORY] / 1000 / (1024 * 1024) : 0;
-	return kb_gpu_task_init(ret, cpu, mem, num, share, models) == 0;
+	int64_t mem = t->req.q[KB_RES_MEMORY] / 1000 / (1024 * 1024);
+	if (num > KB_GPU_NODE_MAX_GPUS || kb_gpu_task_init(ret, t->req.q[KB_RES_CPU], mem, num, share, models) < 0)
+		return ASK_TOO_MANY; /* more devices than any node's model holds */
+	return ASK_GPUS;
+}
+
+/* The task's GPU request, computed once per session (tasks do not change
+ * their requests within one). ASK_NONE for a pod that asks no GPU. With
+ * with_cpu_mem false, cpu and memory are left out (the device checks alone). */
+static enum gpu_ask gpu_task_of(gpu_state *st, const kb_task *t, bool with_cpu_mem,
+				struct kb_gpu_task *ret)
+{
+	size_t i = (size_t)(t - st->tasks);
+	if (st->ask[i] == ASK_UNKNOWN)
+		st->ask[i] = (uint8_t)ask_of(st, t, &st->req[i]);
+	if (st->ask[i] == ASK_GPUS) {
+		*ret = st->req[i];
+		if (!with_cpu_mem)
+			ret->cpu_milli = ret->memory_mib = 0;
+	}
+	return (enum gpu_ask)st->ask[i];
 }
 
 /* A task's use of each device it holds. */
@@ -174,7 +197,10 @@ static int gpu_open(kb_session *ssn, const kb_plugin_conf *pc, void **ret, kb_er
 	kb_gpu_models_init(&st->models);
 	st->nodes = kb_arena_calloc(&ssn->arena, s->nnodes ? s->nnodes : 1, sizeof(*st->nodes));
 	st->job_topo = kb_arena_calloc(&ssn->arena, s->njobs ? s->njobs : 1, sizeof(char *));
-	if (!st->nodes || !st->job_topo)
+	st->tasks = s->tasks;
+	st->req = kb_arena_calloc(&ssn->arena, s->ntasks ? s->ntasks : 1, sizeof(*st->req));
+	st->ask = kb_arena_calloc(&ssn->arena, s->ntasks ? s->ntasks : 1, sizeof(*st->ask));
+	if (!st->nodes || !st->job_topo || !st->req || !st->ask)
 		return kb_err_set(err, -ENOMEM, "out of memory");
 	*ret = st;
 	if (st->gpu_res < 0)
@@ -188,7 +214,7 @@ static int gpu_open(kb_session *ssn, const kb_plugin_conf *pc, void **ret, kb_er
 		for (int32_t ti = n->task_head; ti >= 0; ti = s->tasks[ti].node_next) {
 			kb_task *t = &s->tasks[ti];
 			struct kb_gpu_task gt;
-			if (!gpu_task_of(st, t, false, &gt))
+			if (gpu_task_of(st, t, false, &gt) != ASK_GPUS)
 				continue;
 			uint32_t valid_mask = gn->gpu_count >= 32 ? ~0u : ((1u << gn->gpu_count) - 1);
 			if (t->gpu_mask == 0 || (t->gpu_mask & ~valid_mask) ||
@@ -214,7 +240,7 @@ static int gpu_open(kb_session *ssn, const kb_plugin_conf *pc, void **ret, kb_er
 	if (!sample)
 		return kb_err_set(err, -ENOMEM, "out of memory");
 	for (uint32_t ti = 0; ti < s->ntasks; ti++)
-		if (!s->tasks[ti].foreign && gpu_task_of(st, &s->tasks[ti], true, &sample[n]))
+		if (!s->tasks[ti].foreign && gpu_task_of(st, &s->tasks[ti], true, &sample[n]) == ASK_GPUS)
 			n++;
 	if (n > 0 && kb_gpu_workload_init_policy(KB_GPU_POLICY_KUBE_BATCHD, sample, n, &st->workload) == 0)
 		st->have_workload = true;
@@ -233,8 +259,13 @@ static int gpu_predicate(void *state, const kb_session *ssn, const kb_task *t, c
 {
 	gpu_state *st = state;
 	struct kb_gpu_task gt;
-	if (!gpu_task_of(st, t, false, &gt))
+	enum gpu_ask ask = gpu_task_of(st, t, false, &gt);
+	if (ask == ASK_NONE)
 		return KB_FIT_OK;
+	if (ask == ASK_TOO_MANY) {
+		*ret = "pod asks for more GPU devices than a node can hold";
+		return KB_FIT_FAIL;
+	}
 	const struct kb_gpu_node *gn = &st->nodes[n - ssn->snap->nodes];
 	if (gn->gpu_count == 0) {
 		*ret = "node(s) had no GPU devices";
@@ -256,7 +287,7 @@ static double gpu_node_order(void *state, const kb_session *ssn, const kb_task *
 {
 	gpu_state *st = state;
 	struct kb_gpu_task gt;
-	if (!gpu_task_of(st, t, true, &gt))
+	if (gpu_task_of(st, t, true, &gt) != ASK_GPUS)
 		return 0;
 	const kb_snapshot *s = ssn->snap;
 	uint32_t ni = (uint32_t)(n - s->nodes);
@@ -295,7 +326,7 @@ static void gpu_on_allocate(void *state, kb_session *ssn, kb_task *t)
 {
 	gpu_state *st = state;
 	struct kb_gpu_task gt;
-	if (t->node < 0 || !gpu_task_of(st, t, false, &gt))
+	if (t->node < 0 || gpu_task_of(st, t, false, &gt) != ASK_GPUS)
 		return;
 	kb_snapshot *s = ssn->snap;
 	uint32_t mask = 0;
@@ -311,7 +342,7 @@ static void gpu_on_deallocate(void *state, kb_session *ssn, kb_task *t)
 {
 	gpu_state *st = state;
 	struct kb_gpu_task gt;
-	if (t->node < 0 || !gpu_task_of(st, t, false, &gt) || !t->gpu_mask)
+	if (t->node < 0 || gpu_task_of(st, t, false, &gt) != ASK_GPUS || !t->gpu_mask)
 		return;
 	take_devices(&st->nodes[t->node], t, -1);
 	t->gpu_mask = 0;

@@ -16,14 +16,4 @@ extern const kb_plugin_ops kb_plugin_proportion;  /* "proportion" */
 extern const kb_plugin_ops kb_plugin_nodeorder;   /* "nodeorder" (nodeorder.c) */
 extern const kb_plugin_ops kb_plugin_gpu;         /* "gpu" (gpu.c) */
 
-/* Tasks of j that count toward its gang: Allocated, Binding, Bound, Running, Succeeded. */
-int32_t kb_gang_ready_count(const kb_job *j);
-
-/* Whether j has any pending task. O(1). */
-static inline bool kb_job_has_pending_any(const kb_snapshot *s, const kb_job *j)
-{
-	(void)s;
-	return j->nstatus[KB_TASK_PENDING] > 0;
-}
-
 #endif

@@ -86,6 +86,8 @@ static kb_vote prop_overused(void *st, const kb_session *ssn, const kb_queue *q)
 /* The first capped resource that allocated + extra would take above capability, or -1. */
 static int over_capability(const kb_queue *q, const kb_res *extra)
 {
+	if (!q->capability_mask)
+		return -1; /* most queues: nothing to check, on every node of every task */
 	for (int r = 0; r < KB_RES_MAX; r++)
 		if ((q->capability_mask & (1u << r)) && extra->q[r] > 0 &&
 		    q->allocated.q[r] + extra->q[r] > q->capability.q[r])
@@ -133,7 +135,7 @@ static int capability_blocks(const kb_session *ssn, const kb_job *j, const kb_qu
 			     kb_res *ret_need, kb_res *ret_min)
 {
 	const kb_snapshot *s = ssn->snap;
-	if (kb_gang_ready_count(j) < j->min_member) {
+	if (kb_job_ready_count(j) < j->min_member) {
 		kb_job_min_request(ssn, j, ret_min);
 		*ret_need = *ret_min;
 		kb_res_sub(ret_need, &j->allocated);
@@ -162,7 +164,7 @@ static void prop_close(kb_session *ssn, void *st)
 	kb_snapshot *s = ssn->snap;
 	for (uint32_t i = 0; i < s->njobs; i++) {
 		kb_job *j = &s->jobs[i];
-		if (j->invalid || j->queue < 0 || !kb_job_has_pending_any(s, j))
+		if (j->invalid || j->queue < 0 || j->nstatus[KB_TASK_PENDING] == 0)
 			continue;
 		const kb_queue *q = &s->queues[j->queue];
 		if (!q->capability_mask || q->state != KB_QUEUE_OPEN)

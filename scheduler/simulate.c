@@ -75,8 +75,7 @@ typedef struct sim_group {
 } sim_group;
 
 typedef struct sim_queue {
-	const char *name; /* borrowed from the cluster's objects or definitions */
-	char *name_copy;
+	char *name; /* owned */
 	int32_t weight;
 	kb_res deserved, allocated;
 } sim_queue;
@@ -201,7 +200,7 @@ static void forget_reports(sim_state *sim)
 		free(sim->groups.v[i].reason);
 	}
 	for (size_t i = 0; i < sim->queues.n; i++)
-		free(sim->queues.v[i].name_copy);
+		free(sim->queues.v[i].name);
 	sim->pending.n = sim->groups.n = sim->queues.n = 0;
 }
 
@@ -211,11 +210,10 @@ static int record_queues(sim_state *sim, const kb_snapshot *s)
 	sim->resnames = s->resnames;
 	for (uint32_t i = 0; i < s->nqueues; i++) {
 		const kb_queue *q = &s->queues[i];
-		sim_queue sq = {.name_copy = xstrdup(sim, q->name), .weight = q->weight,
+		sim_queue sq = {.name = xstrdup(sim, q->name), .weight = q->weight,
 				.deserved = q->deserved, .allocated = q->allocated};
-		sq.name = sq.name_copy;
 		if (sim->oom || KB_VEC_PUSH(&sim->queues, sq) < 0) {
-			free(sq.name_copy);
+			free(sq.name);
 			return -ENOMEM;
 		}
 	}

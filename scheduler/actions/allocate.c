@@ -116,9 +116,7 @@ static int cmp_res(const void *a, const void *b)
 static const char *cannot_hold(kb_session *ssn, const kb_job *j)
 {
 	const kb_snapshot *s = ssn->snap;
-	int32_t placed = j->nstatus[KB_TASK_ALLOCATED] + j->nstatus[KB_TASK_BINDING] +
-			 j->nstatus[KB_TASK_BOUND] + j->nstatus[KB_TASK_RUNNING] +
-			 j->nstatus[KB_TASK_SUCCEEDED] + j->nstatus[KB_TASK_PIPELINED];
+	int32_t placed = kb_job_placed_count(j);
 	int32_t k = j->min_member - placed;
 	if (j->min_member <= 1 || k <= 0)
 		return NULL; /* lone pods and ready gangs get the node search's reason */
@@ -236,9 +234,7 @@ static int allocate_execute(kb_session *ssn, kb_err *err)
 		kb_job *j = &s->jobs[ji];
 		const char *hopeless = cannot_hold(ssn, j);
 		if (hopeless) {
-			j->fit_tasks = j->nstatus[KB_TASK_ALLOCATED] + j->nstatus[KB_TASK_BINDING] +
-				       j->nstatus[KB_TASK_BOUND] + j->nstatus[KB_TASK_RUNNING] +
-				       j->nstatus[KB_TASK_SUCCEEDED] + j->nstatus[KB_TASK_PIPELINED];
+			j->fit_tasks = kb_job_placed_count(j);
 			if (!kb_job_ready(ssn, j) || !j->pending_reason)
 				j->pending_reason = hopeless;
 			if (!kb_pq_empty(jobs) && kb_pq_push(&queues, qi) < 0)
@@ -259,9 +255,7 @@ static int allocate_execute(kb_session *ssn, kb_err *err)
 			kb_fit_report rep;
 			int32_t ni = kb_best_node(ssn, t, &rep);
 			if (ni < 0) {
-				int32_t fit = j->nstatus[KB_TASK_ALLOCATED] + j->nstatus[KB_TASK_BINDING] +
-					      j->nstatus[KB_TASK_BOUND] + j->nstatus[KB_TASK_RUNNING] +
-					      j->nstatus[KB_TASK_SUCCEEDED] + j->nstatus[KB_TASK_PIPELINED];
+				int32_t fit = kb_job_placed_count(j);
 				uint32_t remaining = 1 + tasks->n;
 				if (j->min_member > fit && (uint32_t)(j->min_member - fit) < remaining)
 					remaining = (uint32_t)(j->min_member - fit);
