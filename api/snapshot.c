@@ -97,6 +97,7 @@ void kb_snapshot_node_add_task(kb_snapshot *s, uint32_t ni, uint32_t ti)
 		s->tasks[n->task_head].node_prev = (int32_t)ti;
 	n->task_head = (int32_t)ti;
 	n->ntasks++;
+	n->gen++;
 	future_account(s, n, -1);
 	node_account(n, t, t->status, +1);
 	future_account(s, n, +1);
@@ -114,6 +115,7 @@ void kb_snapshot_node_remove_task(kb_snapshot *s, uint32_t ni, uint32_t ti)
 		s->tasks[t->node_next].node_prev = t->node_prev;
 	t->node_prev = t->node_next = -1;
 	n->ntasks--;
+	n->gen++;
 	future_account(s, n, -1);
 	node_account(n, t, t->status, -1);
 	future_account(s, n, +1);

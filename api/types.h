@@ -231,6 +231,10 @@ typedef struct kb_node {
 	 * through kb_task.node_prev/node_next, head index or -1. */
 	int32_t task_head;
 	uint32_t ntasks;
+	/* Bumped whenever a task joins or leaves the node (or changes how it
+	 * weighs on it), so a session can tell which nodes changed since it last
+	 * looked (scheduler/actions/placement.c). Only differences matter. */
+	uint32_t gen;
 	/* GPU devices (see plugins/gpu.h); ngpus == 0 when the node has none. */
 	int32_t ngpus;
 	const char *gpu_model;             /* nvidia.com/gpu.product label, or NULL */

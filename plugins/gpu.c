@@ -334,8 +334,11 @@ static void gpu_on_allocate(void *state, kb_session *ssn, kb_task *t)
 		return; /* the predicate passed, so this does not happen */
 	t->gpu_mask = mask;
 	take_devices(&st->nodes[t->node], t, +1);
-	if (t->job >= 0 && !st->job_topo[t->job])
+	if (t->job >= 0 && !st->job_topo[t->job]) {
 		st->job_topo[t->job] = kb_labels_get(&s->nodes[t->node].labels, st->topo_key);
+		if (st->job_topo[t->job])
+			kb_session_placement_changed(ssn);
+	}
 }
 
 static void gpu_on_deallocate(void *state, kb_session *ssn, kb_task *t)

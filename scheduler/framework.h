@@ -93,7 +93,11 @@ typedef struct kb_plugin_ops {
 	kb_vote (*job_pipelined)(void *st, const kb_session *ssn, const kb_job *job);
 	kb_vote (*job_enqueueable)(void *st, const kb_session *ssn, const kb_job *job);
 
-	/* KB_FIT_OK, or KB_FIT_FAIL with *ret_reason. Must not change anything. */
+	/* KB_FIT_OK, or KB_FIT_FAIL with *ret_reason. Must not change anything.
+	 * predicate and node_order may be remembered per node for tasks placed
+	 * the same way until the node changes: a plugin whose answer depends on
+	 * other state that changes in a session (and differs between nodes)
+	 * calls kb_session_placement_changed() when that state changes. */
 	int (*predicate)(void *st, const kb_session *ssn, const kb_task *task, const kb_node *node,
 			 const char **ret_reason);
 	/* A score for placing task on node; higher is better. */
@@ -172,7 +176,22 @@ struct kb_session {
 	 * search starts. */
 	uint32_t feasible_to_find;
 	uint32_t next_node;
+	/* The last search's feasible nodes and scores, reused for the next task
+	 * that is placed the same way (placement.c); NULL until the first. */
+	struct kb_place_memo *place_memo;
+	/* Bumped by kb_session_placement_changed(). */
+	uint64_t placement_epoch;
 };
+
+/* A plugin calls this when state that its predicate or node_order reads
+ * changes, other than a node's own tasks and resources (those are tracked by
+ * kb_node.gen) and other than state that reads the same for every node (the
+ * chosen node is always checked again in full). Example: the gpu plugin when
+ * a job's first member fixes the job's topology group. O(1). */
+static inline void kb_session_placement_changed(kb_session *ssn)
+{
+	ssn->placement_epoch++;
+}
 
 /* Opens a session over snap. The session does not own snap (the caller keeps
  * it alive until close) but mutates it. Opens every plugin in tier order.

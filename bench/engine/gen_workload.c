@@ -4,6 +4,7 @@
  *
  *   gen-workload WORKLOAD [--scale F] [--seed N] [--out FILE]
  *                         [--nodes N] [--pods N] [--gpu-gang-frac F]
+ *                         [--members same|mixed]
  *
  * WORKLOAD is one of
  *   basic-5k   5,000 nodes (4,000 x 64 cpu / 256Gi, 1,000 x 96 cpu / 768Gi /
@@ -18,7 +19,9 @@
  *
  * Every pod: schedulerName kube-batchd, 1-4 cpu, memory = cpu x 1-3 Gi (the
  * nodes have 4 and 8 Gi per cpu, so cpu is the binding constraint), GPUs in
- * requests and limits. Nodes allow 110 pods.
+ * requests and limits. Nodes allow 110 pods. The members of a gang share one
+ * shape (--members same, the default: the worker template of a TFJob,
+ * PyTorchJob or MPIJob), or each member draws its own (--members mixed).
  *
  * Deterministic: the output depends only on the arguments (own PRNG,
  * splitmix64; no time, no locale). Same seed, same bytes.
@@ -74,7 +77,7 @@ static const workload workloads[] = {
 static void usage(FILE *f)
 {
 	fputs("usage: gen-workload basic-5k|gang-5k|scale-15k [--scale F] [--seed N] [--out FILE]\n"
-	      "                    [--nodes N] [--pods N] [--gpu-gang-frac F]\n",
+	      "                    [--nodes N] [--pods N] [--gpu-gang-frac F] [--members same|mixed]\n",
 	      f);
 }
 
@@ -101,10 +104,21 @@ static void write_nodes(FILE *out, int64_t n)
 			i);
 }
 
-static void write_pod(FILE *out, rng *r, const char *name, const char *group, int gpus)
+typedef struct pod_shape {
+	int cpu, mem_gi, gpus;
+} pod_shape;
+
+static pod_shape draw_shape(rng *r, int gpus)
 {
-	int cpu = (int)rng_range(r, 1, 4);
-	int mem = cpu * (int)rng_range(r, 1, 3);
+	pod_shape p = {.gpus = gpus};
+	p.cpu = (int)rng_range(r, 1, 4);
+	p.mem_gi = p.cpu * (int)rng_range(r, 1, 3);
+	return p;
+}
+
+static void write_pod(FILE *out, const char *name, const char *group, pod_shape shape)
+{
+	int cpu = shape.cpu, mem = shape.mem_gi, gpus = shape.gpus;
 	fprintf(out, "---\napiVersion: v1\nkind: Pod\nmetadata: {name: %s, namespace: " NAMESPACE,
 		name);
 	if (group)
@@ -127,6 +141,7 @@ int main(int argc, char **argv)
 	uint64_t seed = 1;
 	const char *outpath = NULL;
 	int64_t nodes = -1, pods = -1;
+	bool mixed = false;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -161,7 +176,14 @@ int main(int argc, char **argv)
 			nodes = strtoll(v, &end, 10);
 		else if (strcmp(a, "--pods") == 0)
 			pods = strtoll(v, &end, 10);
-		else if (strcmp(a, "--out") == 0 || strcmp(a, "-o") == 0) {
+		else if (strcmp(a, "--members") == 0) {
+			if (strcmp(v, "same") != 0 && strcmp(v, "mixed") != 0) {
+				fprintf(stderr, "gen-workload: --members: expected same or mixed, got \"%s\"\n", v);
+				return 2;
+			}
+			mixed = strcmp(v, "mixed") == 0;
+			continue;
+		} else if (strcmp(a, "--out") == 0 || strcmp(a, "-o") == 0) {
 			outpath = v;
 			continue;
 		} else {
@@ -212,7 +234,7 @@ int main(int argc, char **argv)
 	if (!w->gangs) {
 		for (int64_t i = 0; i < pods; i++) {
 			snprintf(name, sizeof(name), "pod-%07" PRId64, i);
-			write_pod(out, &r, name, NULL, 0);
+			write_pod(out, name, NULL, draw_shape(&r, 0));
 		}
 	} else {
 		for (int q = 1; q <= NQUEUES; q++)
@@ -236,9 +258,12 @@ int main(int argc, char **argv)
 				"metadata: {name: %s, namespace: " NAMESPACE "}\n"
 				"spec: {minMember: %" PRId64 ", queue: q%d}\n",
 				group, size, queue);
+			pod_shape shape = draw_shape(&r, gpus);
 			for (int64_t m = 0; m < size; m++) {
 				snprintf(name, sizeof(name), "%s-%" PRId64, group, m);
-				write_pod(out, &r, name, group, gpus);
+				if (mixed && m > 0)
+					shape = draw_shape(&r, gpus);
+				write_pod(out, name, group, shape);
 			}
 			left -= size;
 		}

@@ -43,14 +43,177 @@ static uint32_t feasible_to_find(kb_session *ssn)
 	return ssn->feasible_to_find;
 }
 
-int32_t kb_best_node(kb_session *ssn, const kb_task *task, kb_fit_report *report)
+/* ---- reuse between tasks placed the same way ----------------------------------- */
+
+/* One feasible node of the last search: its score, and its generation when
+ * predicate and score were last worked out. */
+typedef struct memo_entry {
+	uint32_t node;
+	uint32_t gen;
+	double score;
+} memo_entry;
+
+/* The feasible nodes of the last full search, in the order examined. Valid
+ * for tasks placed like s->tasks[task] (same job, request and spec) while
+ * ssn->placement_epoch stays `epoch`. Lives in the session arena. */
+struct kb_place_memo {
+	bool valid;
+	uint32_t task;
+	uint64_t epoch;
+	uint32_t n, found, cap;
+	memo_entry *v;
+};
+
+static bool labels_equal(const kb_labels *a, const kb_labels *b)
+{
+	if (a->n != b->n)
+		return false;
+	for (uint32_t i = 0; i < a->n; i++)
+		if (strcmp(a->v[i].key, b->v[i].key) != 0 || strcmp(a->v[i].value, b->v[i].value) != 0)
+			return false;
+	return true;
+}
+
+static bool str_equal(const char *a, const char *b)
+{
+	return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+static bool term_equal(const kb_selector_term *a, const kb_selector_term *b)
+{
+	if (a->n != b->n)
+		return false;
+	for (uint32_t i = 0; i < a->n; i++) {
+		const kb_selector_req *x = &a->reqs[i], *y = &b->reqs[i];
+		if (x->op != y->op || x->field != y->field || x->nvalues != y->nvalues ||
+		    strcmp(x->key, y->key) != 0)
+			return false;
+		for (uint32_t k = 0; k < x->nvalues; k++)
+			if (strcmp(x->values[k], y->values[k]) != 0)
+				return false;
+	}
+	return true;
+}
+
+/* Whether two pod specs read the same to every predicate and score: the
+ * fields of kb_pod_spec that placement looks at (not the pod's labels). */
+static bool spec_equal(const kb_pod_spec *a, const kb_pod_spec *b)
+{
+	if (a == b)
+		return true;
+	if (!a || !b)
+		return false;
+	if (a->nrequired != b->nrequired || a->npreferred != b->npreferred ||
+	    a->ntolerations != b->ntolerations || a->nhost_ports != b->nhost_ports ||
+	    a->gpu_milli != b->gpu_milli || !str_equal(a->gpu_models, b->gpu_models) ||
+	    !labels_equal(&a->node_selector, &b->node_selector))
+		return false;
+	for (uint32_t i = 0; i < a->nrequired; i++)
+		if (!term_equal(&a->required[i], &b->required[i]))
+			return false;
+	for (uint32_t i = 0; i < a->npreferred; i++)
+		if (a->preferred[i].weight != b->preferred[i].weight ||
+		    !term_equal(&a->preferred[i].term, &b->preferred[i].term))
+			return false;
+	for (uint32_t i = 0; i < a->ntolerations; i++) {
+		const kb_toleration *x = &a->tolerations[i], *y = &b->tolerations[i];
+		if (x->exists != y->exists || x->effect != y->effect || strcmp(x->key, y->key) != 0 ||
+		    !str_equal(x->value, y->value))
+			return false;
+	}
+	for (uint32_t i = 0; i < a->nhost_ports; i++) {
+		const kb_host_port *x = &a->host_ports[i], *y = &b->host_ports[i];
+		if (x->port != y->port || x->proto != y->proto || !str_equal(x->ip, y->ip))
+			return false;
+	}
+	return true;
+}
+
+bool kb_task_placed_alike(const kb_task *a, const kb_task *b)
+{
+	return a->job == b->job && a->job >= 0 && a->priority == b->priority &&
+	       a->best_effort == b->best_effort && a->critical == b->critical &&
+	       memcmp(&a->req, &b->req, sizeof(a->req)) == 0 && spec_equal(a->spec, b->spec);
+}
+
+/* The best node among the memo's entries for task, working out again the
+ * nodes that changed and dropping those that no longer fit; -1 when the memo
+ * has thinned out to under half of what the search found (a new search then
+ * looks further). Ties go to the node examined first, as in a search. */
+static int32_t memo_best(kb_session *ssn, struct kb_place_memo *m, const kb_task *task,
+			 bool *ret_checked)
 {
 	const kb_snapshot *s = ssn->snap;
 	int32_t best = -1;
 	double best_score = 0;
+	bool best_checked = false;
+	uint32_t kept = 0;
+	for (uint32_t i = 0; i < m->n; i++) {
+		memo_entry e = m->v[i];
+		const kb_node *n = &s->nodes[e.node];
+		bool checked = false;
+		if (n->gen != e.gen) {
+			const char *why = NULL;
+			if (kb_predicate(ssn, task, n, &why) != KB_FIT_OK)
+				continue;
+			e.gen = n->gen;
+			e.score = kb_node_score(ssn, task, n);
+			checked = true;
+		}
+		m->v[kept++] = e;
+		if (best < 0 || e.score > best_score) {
+			best = (int32_t)e.node;
+			best_score = e.score;
+			best_checked = checked;
+		}
+	}
+	m->n = kept;
+	if (kept * 2 < m->found)
+		return -1;
+	*ret_checked = best_checked;
+	return best;
+}
+
+static struct kb_place_memo *memo_get(kb_session *ssn, uint32_t cap)
+{
+	struct kb_place_memo *m = ssn->place_memo;
+	if (m && m->cap >= cap)
+		return m;
+	m = kb_arena_alloc(&ssn->arena, sizeof(*m));
+	memo_entry *v = m ? kb_arena_alloc(&ssn->arena, (size_t)cap * sizeof(*v)) : NULL;
+	if (!v)
+		return NULL; /* no memory: every search is a full one */
+	memset(m, 0, sizeof(*m));
+	m->v = v;
+	m->cap = cap;
+	ssn->place_memo = m;
+	return m;
+}
+
+
+int32_t kb_best_node(kb_session *ssn, const kb_task *task, kb_fit_report *report)
+{
+	const kb_snapshot *s = ssn->snap;
 	uint32_t want = feasible_to_find(ssn), found = 0;
+	struct kb_place_memo *m = ssn->place_memo;
+	if (m && m->valid && m->epoch == ssn->placement_epoch &&
+	    kb_task_placed_alike(task, &s->tasks[m->task])) {
+		bool checked = false;
+		int32_t ni = memo_best(ssn, m, task, &checked);
+		const char *why = NULL;
+		if (ni >= 0 && (checked || kb_predicate(ssn, task, &s->nodes[ni], &why) == KB_FIT_OK))
+			return ni;
+	}
+
+	int32_t best = -1;
+	double best_score = 0;
 	if (report)
 		memset(report, 0, sizeof(*report));
+	m = task->job >= 0 ? memo_get(ssn, want) : NULL;
+	if (m) {
+		m->valid = false;
+		m->n = 0;
+	}
 	uint32_t start = s->nnodes ? ssn->next_node % s->nnodes : 0;
 	for (uint32_t k = 0; k < s->nnodes && found < want; k++) {
 		uint32_t i = start + k < s->nnodes ? start + k : start + k - s->nnodes;
@@ -64,10 +227,18 @@ int32_t kb_best_node(kb_session *ssn, const kb_task *task, kb_fit_report *report
 		}
 		found++;
 		double score = kb_node_score(ssn, task, n);
+		if (m)
+			m->v[m->n++] = (memo_entry){.node = i, .gen = n->gen, .score = score};
 		if (best < 0 || score > best_score) {
 			best = (int32_t)i;
 			best_score = score;
 		}
+	}
+	if (m && found > 0) {
+		m->valid = true;
+		m->task = (uint32_t)(task - s->tasks);
+		m->epoch = ssn->placement_epoch;
+		m->found = found;
 	}
 	if (report)
 		report->nnodes = s->nnodes;

@@ -13,6 +13,16 @@
  * kb_fit_report_format() renders them as
  *   "0/5 nodes are available: 3 Insufficient cpu, 2 node(s) were unschedulable"
  * Cost: O(nodes x predicates).
+ *
+ * Members of a gang are usually identical, so the search is not repeated for
+ * each: the feasible nodes found and their scores are remembered, and the
+ * next task placed the same way (kb_task_placed_alike) chooses among them,
+ * working out again only the nodes whose kb_node.gen moved (a task joined or
+ * left them) and checking the chosen node in full. A new search runs when
+ * the remembered nodes thin out to under half, when a plugin reports a
+ * change (kb_session_placement_changed), or for a task placed differently.
+ * Then a member costs O(remembered nodes) comparisons plus the predicates of
+ * the nodes that changed, instead of O(nodes x predicates).
  */
 #ifndef KB_SCHEDULER_ACTIONS_PLACEMENT_H
 #define KB_SCHEDULER_ACTIONS_PLACEMENT_H
@@ -34,6 +44,10 @@ typedef struct kb_fit_report {
 
 /* The best node for task, or -1 (then *report says why; report may be NULL). */
 int32_t kb_best_node(kb_session *ssn, const kb_task *task, kb_fit_report *report);
+
+/* Whether every predicate and score reads a and b the same: same job,
+ * priority, request and the placement fields of the pod spec. O(spec size). */
+bool kb_task_placed_alike(const kb_task *a, const kb_task *b);
 
 /* The report as one line in the session arena. */
 const char *kb_fit_report_format(kb_session *ssn, const kb_fit_report *report);
