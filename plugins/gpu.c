@@ -38,6 +38,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "api/labels.h"
@@ -55,11 +56,15 @@ typedef struct gpu_state {
 	double weight, pack_weight, topo_weight;
 	const char *topo_key;
 	struct kb_gpu_models models;
+	/* The expected workload, learned from the session's GPU pods the first
+	 * time a score needs it (workload_known). */
 	struct kb_gpu_workload workload;
-	bool have_workload;
+	bool have_workload, workload_known;
 	struct kb_gpu_node *nodes; /* per snapshot node */
-	/* Per job: the topology label value of its first placed member. */
+	/* Per job: the topology label value of its first placed member, worked
+	 * out the first time it is needed (job_topo_known). */
 	const char **job_topo;
+	bool *job_topo_known;
 	/* Per task (index into the snapshot's tasks): its GPU request. */
 	const kb_task *tasks;
 	struct kb_gpu_task *req;
@@ -98,6 +103,8 @@ static enum gpu_ask ask_of(gpu_state *st, const kb_task *t, struct kb_gpu_task *
 static enum gpu_ask gpu_task_of(gpu_state *st, const kb_task *t, bool with_cpu_mem,
 				struct kb_gpu_task *ret)
 {
+	if (st->gpu_res < 0 || t->req.q[st->gpu_res] <= 0)
+		return ASK_NONE;
 	size_t i = (size_t)(t - st->tasks);
 	if (st->ask[i] == ASK_UNKNOWN)
 		st->ask[i] = (uint8_t)ask_of(st, t, &st->req[i]);
@@ -134,6 +141,49 @@ static void node_view(gpu_state *st, const kb_node *n, struct kb_gpu_node *gn)
 	kb_gpu_node_init(gn, cpu, mem, count, model);
 }
 
+static enum gpu_ask gpu_task_of(gpu_state *st, const kb_task *t, bool with_cpu_mem,
+				struct kb_gpu_task *ret);
+
+/* The expected workload (the shapes of the GPU pods this session sees), or
+ * NULL when there is none. Learned on first use: O(tasks) once per session,
+ * and never in a session that scores no GPU pod. */
+static const struct kb_gpu_workload *workload_of(gpu_state *st, const kb_snapshot *s)
+{
+	if (st->workload_known)
+		return st->have_workload ? &st->workload : NULL;
+	st->workload_known = true;
+	struct kb_gpu_task *sample = malloc((s->ntasks ? s->ntasks : 1) * sizeof(*sample));
+	if (!sample)
+		return NULL; /* no memory: score without it, as with no GPU pods */
+	uint32_t n = 0;
+	for (uint32_t ti = 0; ti < s->ntasks; ti++)
+		if (!s->tasks[ti].foreign && gpu_task_of(st, &s->tasks[ti], true, &sample[n]) == ASK_GPUS)
+			n++;
+	if (n > 0 && kb_gpu_workload_init_policy(KB_GPU_POLICY_KUBE_BATCHD, sample, n, &st->workload) == 0)
+		st->have_workload = true;
+	free(sample);
+	return st->have_workload ? &st->workload : NULL;
+}
+
+/* Job j's topology domain: the label of the node of its first member (by
+ * creation, then name) that held a node when the session opened, or of its first
+ * member placed in this session; NULL when none. O(tasks of j) once. */
+static const char *job_topo_of(gpu_state *st, const kb_snapshot *s, int32_t j)
+{
+	if (!st->job_topo_known[j]) {
+		st->job_topo_known[j] = true;
+		const kb_job *job = &s->jobs[j];
+		for (uint32_t k = 0; k < job->ntasks && !st->job_topo[j]; k++) {
+			const kb_task *t = &s->tasks[s->job_tasks[job->first_task + k]];
+			/* Allocated and Pipelined tasks were placed by this session. */
+			if (t->node >= 0 && kb_task_status_on_node(t->status) &&
+			    t->status != KB_TASK_ALLOCATED && t->status != KB_TASK_PIPELINED)
+				st->job_topo[j] = kb_labels_get(&s->nodes[t->node].labels, st->topo_key);
+		}
+	}
+	return st->job_topo[j];
+}
+
 /* Devices for t on node ni: whole GPUs from one topology group when
  * possible, else the policy's choice. 0 and *ret, or -ENOSPC. */
 static int choose(gpu_state *st, const kb_snapshot *s, uint32_t ni, const struct kb_gpu_task *gt,
@@ -165,7 +215,7 @@ static int choose(gpu_state *st, const kb_snapshot *s, uint32_t ni, const struct
 			return 0;
 		}
 	}
-	if (st->policy == POLICY_FRAGMENTATION && st->have_workload) {
+	if (st->policy == POLICY_FRAGMENTATION && workload_of(st, s)) {
 		double score;
 		return kb_gpu_score(KB_GPU_POLICY_KUBE_BATCHD, gn, gt, &st->workload, &score, ret);
 	}
@@ -197,10 +247,11 @@ static int gpu_open(kb_session *ssn, const kb_plugin_conf *pc, void **ret, kb_er
 	kb_gpu_models_init(&st->models);
 	st->nodes = kb_arena_calloc(&ssn->arena, s->nnodes ? s->nnodes : 1, sizeof(*st->nodes));
 	st->job_topo = kb_arena_calloc(&ssn->arena, s->njobs ? s->njobs : 1, sizeof(char *));
+	st->job_topo_known = kb_arena_calloc(&ssn->arena, s->njobs ? s->njobs : 1, sizeof(bool));
 	st->tasks = s->tasks;
 	st->req = kb_arena_calloc(&ssn->arena, s->ntasks ? s->ntasks : 1, sizeof(*st->req));
 	st->ask = kb_arena_calloc(&ssn->arena, s->ntasks ? s->ntasks : 1, sizeof(*st->ask));
-	if (!st->nodes || !st->job_topo || !st->req || !st->ask)
+	if (!st->nodes || !st->job_topo || !st->job_topo_known || !st->req || !st->ask)
 		return kb_err_set(err, -ENOMEM, "out of memory");
 	*ret = st;
 	if (st->gpu_res < 0)
@@ -211,6 +262,8 @@ static int gpu_open(kb_session *ssn, const kb_plugin_conf *pc, void **ret, kb_er
 		const kb_node *n = &s->nodes[ni];
 		struct kb_gpu_node *gn = &st->nodes[ni];
 		node_view(st, n, gn);
+		if (gn->gpu_count == 0)
+			continue; /* no devices to account for */
 		for (int32_t ti = n->task_head; ti >= 0; ti = s->tasks[ti].node_next) {
 			kb_task *t = &s->tasks[ti];
 			struct kb_gpu_task gt;
@@ -228,22 +281,6 @@ static int gpu_open(kb_session *ssn, const kb_plugin_conf *pc, void **ret, kb_er
 			take_devices(gn, t, +1);
 		}
 	}
-	/* Jobs already on nodes: remember their topology domain. */
-	for (uint32_t ti = 0; ti < s->ntasks; ti++) {
-		const kb_task *t = &s->tasks[ti];
-		if (t->job >= 0 && t->node >= 0 && kb_task_status_on_node(t->status) && !st->job_topo[t->job])
-			st->job_topo[t->job] = kb_labels_get(&s->nodes[t->node].labels, st->topo_key);
-	}
-	/* The expected workload: the shapes of the GPU pods this session sees. */
-	uint32_t n = 0;
-	struct kb_gpu_task *sample = kb_arena_calloc(&ssn->arena, s->ntasks ? s->ntasks : 1, sizeof(*sample));
-	if (!sample)
-		return kb_err_set(err, -ENOMEM, "out of memory");
-	for (uint32_t ti = 0; ti < s->ntasks; ti++)
-		if (!s->tasks[ti].foreign && gpu_task_of(st, &s->tasks[ti], true, &sample[n]) == ASK_GPUS)
-			n++;
-	if (n > 0 && kb_gpu_workload_init_policy(KB_GPU_POLICY_KUBE_BATCHD, sample, n, &st->workload) == 0)
-		st->have_workload = true;
 	return 0;
 }
 
@@ -296,7 +333,7 @@ static double gpu_node_order(void *state, const kb_session *ssn, const kb_task *
 	uint32_t devices;
 	switch (st->policy) {
 	case POLICY_FRAGMENTATION:
-		if (st->have_workload &&
+		if (workload_of(st, s) &&
 		    kb_gpu_score(KB_GPU_POLICY_KUBE_BATCHD, gn, &gt, &st->workload, &score, &devices) == 0)
 			score /= KB_GPU_MILLI; /* milli-GPU of fragmentation to GPUs */
 		break;
@@ -314,7 +351,7 @@ static double gpu_node_order(void *state, const kb_session *ssn, const kb_task *
 		for (int32_t ti = n->task_head; ti >= 0; ti = s->tasks[ti].node_next)
 			same += s->tasks[ti].job == t->job;
 		score += st->pack_weight * same;
-		const char *want = st->job_topo[t->job];
+		const char *want = job_topo_of(st, s, t->job);
 		const char *have = kb_labels_get(&n->labels, st->topo_key);
 		if (want && have && strcmp(want, have) == 0)
 			score += st->topo_weight;
@@ -334,7 +371,7 @@ static void gpu_on_allocate(void *state, kb_session *ssn, kb_task *t)
 		return; /* the predicate passed, so this does not happen */
 	t->gpu_mask = mask;
 	take_devices(&st->nodes[t->node], t, +1);
-	if (t->job >= 0 && !st->job_topo[t->job]) {
+	if (t->job >= 0 && !job_topo_of(st, s, t->job)) {
 		st->job_topo[t->job] = kb_labels_get(&s->nodes[t->node].labels, st->topo_key);
 		if (st->job_topo[t->job])
 			kb_session_placement_changed(ssn);
