@@ -17,7 +17,8 @@ extern const kb_action_ops kb_action_backfill;
 extern const kb_action_ops kb_action_preempt;
 extern const kb_action_ops kb_action_reclaim;
 
-/* Whether job j has a pending task that is (best_effort) or is not BestEffort. O(tasks of j). */
+/* Whether job j has a pending task that is (best_effort) or is not BestEffort.
+ * O(1) for a job with no pending task, else O(tasks of j). */
 bool kb_job_has_pending(const kb_snapshot *s, const kb_job *j, bool best_effort);
 
 /* Whether allocate may consider job j: always without the enqueue action;

@@ -56,6 +56,8 @@ static bool task_less(const void *ctx, uint32_t a, uint32_t b)
 
 bool kb_job_has_pending(const kb_snapshot *s, const kb_job *j, bool best_effort)
 {
+	if (j->nstatus[KB_TASK_PENDING] == 0)
+		return false; /* most jobs of a busy cluster: no walk over their tasks */
 	for (uint32_t k = 0; k < j->ntasks; k++) {
 		const kb_task *t = &s->tasks[s->job_tasks[j->first_task + k]];
 		if (t->status == KB_TASK_PENDING && t->best_effort == best_effort)
