@@ -1,7 +1,35 @@
 #include "api/snapshot.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "base/vec.h"
+
+typedef struct saved_task {
+	uint32_t index;
+	kb_task task;
+} saved_task;
+
+typedef struct saved_node {
+	uint32_t index;
+	kb_node node;
+} saved_node;
+
+struct kb_snapshot_journal {
+	bool recording;
+	uint8_t *task_saved; /* per task: saved since begin */
+	uint8_t *node_saved;
+	uint32_t ntasks_cap, nnodes_cap;
+	KB_VEC(saved_task) tasks;
+	KB_VEC(saved_node) nodes;
+	kb_job *jobs;
+	kb_queue *queues;
+	uint32_t njobs_cap, nqueues_cap;
+	kb_res total_allocatable, total_future_idle;
+	bool failed; /* a save ran out of memory: rollback cannot be exact */
+};
 
 void kb_snapshot_init(kb_snapshot *s)
 {
@@ -13,8 +41,22 @@ void kb_snapshot_init(kb_snapshot *s)
 	s->gpu_res = -1;
 }
 
+static void journal_free(struct kb_snapshot_journal *j)
+{
+	if (!j)
+		return;
+	free(j->task_saved);
+	free(j->node_saved);
+	KB_VEC_RELEASE(&j->tasks);
+	KB_VEC_RELEASE(&j->nodes);
+	free(j->jobs);
+	free(j->queues);
+	free(j);
+}
+
 void kb_snapshot_release(kb_snapshot *s)
 {
+	journal_free(s->journal);
 	kb_arena_release(&s->arena);
 	kb_snapshot_init(s);
 }
@@ -49,6 +91,100 @@ int32_t kb_snapshot_find_queue(const kb_snapshot *s, const char *name)
 int32_t kb_snapshot_find_job(const kb_snapshot *s, const char *key)
 {
 	KB_BSEARCH(s->jobs, s->njobs, key, key);
+}
+
+/* ---- undo journal ------------------------------------------------------------------ */
+
+/* Grows *buf to hold n elements of size each; 0 or -ENOMEM. */
+static int reserve(void **buf, uint32_t *cap, uint32_t n, size_t size)
+{
+	if (*cap >= n && *buf)
+		return 0;
+	void *nb = realloc(*buf, (n ? n : 1) * size);
+	if (!nb)
+		return -ENOMEM;
+	*buf = nb;
+	*cap = n;
+	return 0;
+}
+
+int kb_snapshot_journal_begin(kb_snapshot *s)
+{
+	struct kb_snapshot_journal *j = s->journal;
+	if (j && j->recording)
+		return -EBUSY;
+	if (!j) {
+		j = calloc(1, sizeof(*j));
+		if (!j)
+			return -ENOMEM;
+		s->journal = j;
+	}
+	uint32_t tcap = j->ntasks_cap, ncap = j->nnodes_cap;
+	if (reserve((void **)&j->task_saved, &tcap, s->ntasks, 1) < 0 ||
+	    reserve((void **)&j->node_saved, &ncap, s->nnodes, 1) < 0 ||
+	    reserve((void **)&j->jobs, &j->njobs_cap, s->njobs, sizeof(kb_job)) < 0 ||
+	    reserve((void **)&j->queues, &j->nqueues_cap, s->nqueues, sizeof(kb_queue)) < 0)
+		return -ENOMEM;
+	j->ntasks_cap = tcap;
+	j->nnodes_cap = ncap;
+	memset(j->task_saved, 0, s->ntasks);
+	memset(j->node_saved, 0, s->nnodes);
+	if (s->njobs)
+		memcpy(j->jobs, s->jobs, s->njobs * sizeof(kb_job));
+	if (s->nqueues)
+		memcpy(j->queues, s->queues, s->nqueues * sizeof(kb_queue));
+	j->total_allocatable = s->total_allocatable;
+	j->total_future_idle = s->total_future_idle;
+	j->tasks.n = j->nodes.n = 0;
+	j->failed = false;
+	j->recording = true;
+	return 0;
+}
+
+void kb_snapshot_touch_task(kb_snapshot *s, uint32_t t)
+{
+	struct kb_snapshot_journal *j = s->journal;
+	if (!j || !j->recording || j->task_saved[t])
+		return;
+	saved_task st = {.index = t, .task = s->tasks[t]};
+	if (KB_VEC_PUSH(&j->tasks, st) < 0) {
+		j->failed = true;
+		return;
+	}
+	j->task_saved[t] = 1;
+}
+
+static void touch_node(kb_snapshot *s, uint32_t n)
+{
+	struct kb_snapshot_journal *j = s->journal;
+	if (!j || !j->recording || j->node_saved[n])
+		return;
+	saved_node sn = {.index = n, .node = s->nodes[n]};
+	if (KB_VEC_PUSH(&j->nodes, sn) < 0) {
+		j->failed = true;
+		return;
+	}
+	j->node_saved[n] = 1;
+}
+
+int kb_snapshot_journal_rollback(kb_snapshot *s)
+{
+	struct kb_snapshot_journal *j = s->journal;
+	if (!j || !j->recording)
+		return 0;
+	for (size_t i = 0; i < j->tasks.n; i++)
+		s->tasks[j->tasks.v[i].index] = j->tasks.v[i].task;
+	for (size_t i = 0; i < j->nodes.n; i++)
+		s->nodes[j->nodes.v[i].index] = j->nodes.v[i].node;
+	if (s->njobs)
+		memcpy(s->jobs, j->jobs, s->njobs * sizeof(kb_job));
+	if (s->nqueues)
+		memcpy(s->queues, j->queues, s->nqueues * sizeof(kb_queue));
+	s->total_allocatable = j->total_allocatable;
+	s->total_future_idle = j->total_future_idle;
+	j->tasks.n = j->nodes.n = 0;
+	j->recording = false;
+	return j->failed ? -ENOMEM : 0;
 }
 
 static bool schedulable(const kb_node *n)
@@ -91,6 +227,10 @@ void kb_snapshot_node_add_task(kb_snapshot *s, uint32_t ni, uint32_t ti)
 {
 	kb_node *n = &s->nodes[ni];
 	kb_task *t = &s->tasks[ti];
+	touch_node(s, ni);
+	kb_snapshot_touch_task(s, ti);
+	if (n->task_head >= 0)
+		kb_snapshot_touch_task(s, (uint32_t)n->task_head);
 	t->node_prev = -1;
 	t->node_next = n->task_head;
 	if (n->task_head >= 0)
@@ -107,6 +247,12 @@ void kb_snapshot_node_remove_task(kb_snapshot *s, uint32_t ni, uint32_t ti)
 {
 	kb_node *n = &s->nodes[ni];
 	kb_task *t = &s->tasks[ti];
+	touch_node(s, ni);
+	kb_snapshot_touch_task(s, ti);
+	if (t->node_prev >= 0)
+		kb_snapshot_touch_task(s, (uint32_t)t->node_prev);
+	if (t->node_next >= 0)
+		kb_snapshot_touch_task(s, (uint32_t)t->node_next);
 	if (t->node_prev >= 0)
 		s->tasks[t->node_prev].node_next = t->node_next;
 	else
@@ -161,6 +307,7 @@ static void job_account(kb_snapshot *s, const kb_task *t, kb_task_status st, int
 void kb_snapshot_set_task_status(kb_snapshot *s, uint32_t ti, kb_task_status st)
 {
 	kb_task *t = &s->tasks[ti];
+	kb_snapshot_touch_task(s, ti);
 	bool was_on = kb_task_status_on_node(t->status) && t->node >= 0;
 	if (was_on)
 		kb_snapshot_node_remove_task(s, (uint32_t)t->node, ti);

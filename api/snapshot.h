@@ -42,6 +42,8 @@ typedef struct kb_snapshot {
 	kb_res total_future_idle;
 	int32_t default_queue; /* index of the default queue */
 	int gpu_res;           /* index of nvidia.com/gpu in resnames, or -1 */
+	/* The undo journal while one is recording (below), else NULL; owned. */
+	struct kb_snapshot_journal *journal;
 } kb_snapshot;
 
 /* Tasks of j that count toward minMember: Allocated, Binding, Bound,
@@ -83,6 +85,31 @@ void kb_snapshot_set_task_status(kb_snapshot *s, uint32_t t, kb_task_status st);
  * the tasks' statuses and nodes. The cache calls it once after filling the
  * arrays. O(nodes + tasks + jobs + queues). */
 void kb_snapshot_derive(kb_snapshot *s);
+
+/* ---- undo journal ------------------------------------------------------------------
+ *
+ * Lets a session change a snapshot that outlives it (the cache's own, lent
+ * for one session) and then put it back exactly as it was, at the cost of
+ * what the session touched rather than of a copy of everything.
+ * kb_snapshot_journal_begin() saves the jobs, queues and totals whole
+ * (O(jobs + queues)); from then on every change made through this module
+ * saves a task's or a node's first version before changing it, and
+ * kb_snapshot_journal_rollback() restores them all and stops recording.
+ * Code that writes a task field itself (kb_task.node, kb_task.gpu_mask)
+ * calls kb_snapshot_touch_task() first. Nodes, jobs and queues are not
+ * written elsewhere during a session, except job and queue fields, which the
+ * whole copy covers. The journal's buffers are kept for the next begin and
+ * freed by kb_snapshot_release(). */
+
+/* Starts recording. Returns 0, -EBUSY when already recording, or -ENOMEM. */
+int kb_snapshot_journal_begin(kb_snapshot *s);
+/* Saves task t's current version if the journal has not yet. O(1). */
+void kb_snapshot_touch_task(kb_snapshot *s, uint32_t t);
+/* Restores everything saved since begin and stops recording (a no-op when
+ * not recording). Returns 0, or -ENOMEM when a save had failed: then the
+ * snapshot is not as it was and its owner must build it again.
+ * O(touched tasks + touched nodes + jobs + queues). */
+int kb_snapshot_journal_rollback(kb_snapshot *s);
 
 /* The universal invariants, for assert() in debug and test builds: every
  * node's used equals the sum of its tasks' requests, idle = allocatable -

@@ -276,6 +276,7 @@ static int gpu_open(kb_session *ssn, const kb_plugin_conf *pc, void **ret, kb_er
 				uint32_t mask = 0;
 				if (kb_gpu_devices_choose(gn, &gt, KB_GPU_DEVSEL_FIRST, 0, &mask) < 0)
 					continue; /* over-committed by someone else: nothing to track */
+				kb_snapshot_touch_task(s, (uint32_t)ti);
 				t->gpu_mask = mask;
 			}
 			take_devices(gn, t, +1);
@@ -369,6 +370,7 @@ static void gpu_on_allocate(void *state, kb_session *ssn, kb_task *t)
 	uint32_t mask = 0;
 	if (choose(st, s, (uint32_t)t->node, &gt, &mask) < 0)
 		return; /* the predicate passed, so this does not happen */
+	kb_snapshot_touch_task(s, (uint32_t)(t - s->tasks));
 	t->gpu_mask = mask;
 	take_devices(&st->nodes[t->node], t, +1);
 	if (t->job >= 0 && !job_topo_of(st, s, t->job)) {
@@ -385,6 +387,7 @@ static void gpu_on_deallocate(void *state, kb_session *ssn, kb_task *t)
 	if (t->node < 0 || gpu_task_of(st, t, false, &gt) != ASK_GPUS || !t->gpu_mask)
 		return;
 	take_devices(&st->nodes[t->node], t, -1);
+	kb_snapshot_touch_task(ssn->snap, (uint32_t)(t - ssn->snap->tasks));
 	t->gpu_mask = 0;
 }
 

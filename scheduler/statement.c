@@ -46,6 +46,7 @@ static int place(kb_statement *st, uint32_t ti, uint32_t ni, kb_stmt_op_kind kin
 	kb_stmt_op op = {.kind = kind, .task = ti, .prev_node = t->node, .prev_status = t->status};
 	if (KB_VEC_PUSH(&st->ops, op) < 0)
 		return -ENOMEM;
+	kb_snapshot_touch_task(s, ti);
 	t->node = (int32_t)ni;
 	kb_snapshot_set_task_status(s, ti, kind == KB_OP_ALLOCATE ? KB_TASK_ALLOCATED : KB_TASK_PIPELINED);
 	fire(st->ssn, t, true);
@@ -90,6 +91,7 @@ void kb_stmt_discard(kb_statement *st)
 		} else {
 			fire(st->ssn, t, false);
 			kb_snapshot_set_task_status(s, op->task, op->prev_status);
+			kb_snapshot_touch_task(s, op->task);
 			t->node = op->prev_node;
 		}
 	}

@@ -144,6 +144,38 @@ static void discard_restores_snapshot_exactly(void **state)
 	assert_int_equal(f->binds + f->evicts, 0);
 }
 
+/* A session lent a snapshot that outlives it puts it back through the
+ * journal: committed binds and evictions too, node generations included. */
+static void journal_rollback_restores_snapshot_exactly(void **state)
+{
+	fixture *f = *state;
+	kb_snapshot *s = &f->snap;
+	copy before = take(s);
+	kb_node *nodes = malloc(s->nnodes * sizeof(kb_node));
+	memcpy(nodes, s->nodes, s->nnodes * sizeof(kb_node));
+	assert_int_equal(kb_snapshot_journal_begin(s), 0);
+	assert_int_equal(kb_snapshot_journal_begin(s), -EBUSY);
+	kb_statement st;
+	kb_stmt_init(&st, &f->ssn);
+	assert_int_equal(kb_stmt_allocate(&st, task_index(s, "default/a"), 1), 0);
+	assert_int_equal(kb_stmt_allocate(&st, task_index(s, "default/b"), 1), 0);
+	assert_int_equal(kb_stmt_evict(&st, task_index(s, "default/running"), "test"), 0);
+	kb_stmt_commit(&st);
+	assert_int_equal(f->binds, 2);
+	assert_int_equal(s->tasks[task_index(s, "default/b")].status, KB_TASK_BINDING);
+	s->jobs[0].pending_reason = "written by an action";
+	s->queues[0].deserved.q[KB_RES_CPU] = 1;
+	assert_int_equal(kb_snapshot_journal_rollback(s), 0);
+	assert_true(kb_snapshot_check(s, NULL, 0));
+	assert_memory_equal(nodes, s->nodes, s->nnodes * sizeof(kb_node));
+	assert_same(s, before);
+	/* Not recording any more: changes stay, and a new journal can begin. */
+	assert_int_equal(kb_snapshot_journal_rollback(s), 0);
+	assert_int_equal(kb_snapshot_journal_begin(s), 0);
+	assert_int_equal(kb_snapshot_journal_rollback(s), 0);
+	free(nodes);
+}
+
 static void commit_binds_only_a_ready_gang(void **state)
 {
 	fixture *f = *state;
@@ -177,6 +209,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(discard_restores_snapshot_exactly, setup, teardown),
+		cmocka_unit_test_setup_teardown(journal_rollback_restores_snapshot_exactly, setup, teardown),
 		cmocka_unit_test_setup_teardown(commit_binds_only_a_ready_gang, setup, teardown),
 		cmocka_unit_test_setup_teardown(commit_hands_evictions_to_effects, setup, teardown),
 	};
