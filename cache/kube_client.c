@@ -8,10 +8,18 @@
  * libev events go back to curl through curl_multi_socket_action().
  *
  * A request's life: kb_kube_request/kb_kube_stream_start put it on the
- * `pending` queue and arm the rate timer (delay 0 when a token is free), so
+ * `pending` queue (background requests on `pending_bg`, watches at the front
+ * of `pending`) and arm the rate timer (delay 0 when a token is free), so
  * nothing ever starts, and no callback ever runs, inside the queueing call.
  * The rate timer takes tokens from the bucket and adds easy handles to the
- * multi handle (the request is then `active`). After every
+ * multi handle (the request is then `active`), `pending` first, while fewer
+ * than max_inflight requests (watches aside) are in flight; a finished one
+ * arms it again. A request the server turned away with 429 (or a 5xx with
+ * Retry-After), as API Priority and Fairness does when the scheduler's
+ * priority level is full, waits on `waiting` for the Retry-After delay
+ * (1 s when absent, at most 10; plus up to half as much again at random)
+ * and goes back to the front of its queue, up
+ * to MAX_RETRIES times; only then does its caller see the status. After every
  * curl_multi_socket_action() the client:
  *   1. delivers the complete lines streams have buffered (on_line), and
  *   2. reaps finished transfers (done).
@@ -28,6 +36,7 @@
 #include <curl/curl.h>
 #include <errno.h>
 #include <ev.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +56,13 @@
 #define DEFAULT_QPS 200.0
 #define DEFAULT_BURST 400
 #define DEFAULT_TIMEOUT_MS 30000L
+#define DEFAULT_MAX_INFLIGHT 64
+/* client-go retries a request the server throttled up to 10 times. */
+#define MAX_RETRIES 10
+#define RETRY_AFTER_MAX_S 10L
+/* HTTP/2 carries every request; a second or third connection only while one
+ * is being replaced (or the server's stream limit is lower than ours). */
+#define MAX_HOST_CONNECTIONS 4L
 
 /* ---- growable byte buffer and line splitting ----------------------------- */
 
@@ -162,11 +178,16 @@ static double bucket_take(kb_bucket *b, double now)
 /* ---- requests ------------------------------------------------------------- */
 
 typedef struct kb_req kb_req;
+typedef struct kb_list kb_list;
 struct kb_req {
 	kb_kube_client *c;
-	kb_req *prev, *next; /* on c->pending or c->active */
+	kb_req *prev, *next; /* on *list */
+	kb_list *list;       /* c->pending, pending_bg, active or waiting */
 	bool is_active, cancelled, finished;
 	bool stream;
+	bool background; /* on pending_bg while queued */
+	int retries;     /* times the server turned it away and it was sent again */
+	ev_timer retry_timer; /* while on waiting */
 	bool e2big;  /* a limit ended the transfer */
 	bool enomem; /* so did a failed allocation */
 	char *method, *url, *body, *content_type;
@@ -180,9 +201,9 @@ struct kb_req {
 	char errbuf[CURL_ERROR_SIZE];
 };
 
-typedef struct kb_list {
+struct kb_list {
 	kb_req *head, *tail;
-} kb_list;
+};
 
 static void list_push(kb_list *l, kb_req *r)
 {
@@ -193,10 +214,24 @@ static void list_push(kb_list *l, kb_req *r)
 	else
 		l->head = r;
 	l->tail = r;
+	r->list = l;
+}
+
+static void list_push_front(kb_list *l, kb_req *r)
+{
+	r->prev = NULL;
+	r->next = l->head;
+	if (l->head)
+		l->head->prev = r;
+	else
+		l->tail = r;
+	l->head = r;
+	r->list = l;
 }
 
 static void list_unlink(kb_list *l, kb_req *r)
 {
+	r->list = NULL;
 	if (r->prev)
 		r->prev->next = r->next;
 	else
@@ -234,9 +269,11 @@ struct kb_kube_client {
 	struct timespec token_mtime;
 	ino_t token_ino;
 	off_t token_size;
-	kb_list pending, active;
+	kb_list pending, pending_bg, active, waiting;
+	int inflight; /* active requests that are not streams */
 	kb_sock *socks; /* every socket curl asked us to watch */
-	uint64_t started;
+	uint64_t started, retried;
+	uint64_t jitter; /* PRNG state for retry delays */
 	int depth;     /* > 0 while user callbacks are being delivered */
 	bool freeing;  /* kb_kube_client_free was called during a delivery */
 };
@@ -275,11 +312,17 @@ static void req_cancel(kb_kube_client *c, kb_req *r)
 	if (r->cancelled)
 		return;
 	r->cancelled = true;
-	if (r->is_active)
+	if (r->is_active) {
 		req_detach(c, r);
+		if (!r->stream && !r->finished)
+			c->inflight--;
+	}
+	if (r->list == &c->waiting)
+		ev_timer_stop(c->loop, &r->retry_timer);
 	if (c->depth > 0)
 		return; /* swept by end_delivery() */
-	list_unlink(r->is_active ? &c->active : &c->pending, r);
+	if (r->list)
+		list_unlink(r->list, r);
 	req_free(r);
 }
 
@@ -451,8 +494,8 @@ static bool end_delivery(kb_kube_client *c)
 {
 	if (--c->depth > 0)
 		return !c->freeing;
-	kb_list *lists[] = {&c->active, &c->pending};
-	for (size_t i = 0; i < 2; i++) {
+	kb_list *lists[] = {&c->active, &c->pending, &c->pending_bg, &c->waiting};
+	for (size_t i = 0; i < 4; i++) {
 		for (kb_req *r = lists[i]->head, *next; r; r = next) {
 			next = r->next;
 			if (r->cancelled || r->finished) {
@@ -512,6 +555,62 @@ static void deliver_lines(kb_kube_client *c)
 	}
 }
 
+static void kick(kb_kube_client *c);
+
+/* Seconds the server asks us to wait (Retry-After: delta-seconds), or -1
+ * when it does not say. */
+static long retry_after(CURL *e)
+{
+	struct curl_header *h = NULL;
+	if (!e || curl_easy_header(e, "Retry-After", 0, CURLH_HEADER, -1, &h) != CURLHE_OK || !h)
+		return -1;
+	char *end;
+	long v = strtol(h->value, &end, 10);
+	return end != h->value && v >= 0 ? v : -1;
+}
+
+static void retry_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	kb_req *r = w->data;
+	kb_kube_client *c = r->c;
+	list_unlink(&c->waiting, r);
+	list_push_front(r->background ? &c->pending_bg : &c->pending, r);
+	kick(c);
+}
+
+/* When the server turned r away for now (429, or 5xx with Retry-After),
+ * puts r on `waiting` to be sent again after the delay and returns true. */
+static bool retry_later(kb_kube_client *c, kb_req *r, long http)
+{
+	long after = retry_after(r->easy);
+	if (http != 429 && !(http >= 500 && after >= 0))
+		return false;
+	if (after < 1)
+		after = 1;
+	if (after > RETRY_AFTER_MAX_S)
+		after = RETRY_AFTER_MAX_S;
+	/* Up to half as long again, so that requests turned away together do
+	 * not all come back in the same instant (xorshift64; any seed will do). */
+	c->jitter ^= c->jitter << 13;
+	c->jitter ^= c->jitter >> 7;
+	c->jitter ^= c->jitter << 17;
+	double delay = (double)after * (1.0 + (double)(c->jitter >> 11) / (double)(1ull << 53) / 2);
+	req_detach(c, r);
+	curl_slist_free_all(r->headers); /* setup_easy makes them again */
+	r->headers = NULL;
+	r->resp.len = r->resp.start = r->resp.scan = 0;
+	r->retries++;
+	r->is_active = false;
+	c->retried++;
+	list_unlink(&c->active, r);
+	list_push(&c->waiting, r);
+	ev_timer_init(&r->retry_timer, retry_timer_cb, delay, 0.);
+	r->retry_timer.data = r;
+	ev_timer_start(c->loop, &r->retry_timer);
+	kick(c);
+	return true;
+}
+
 /* Reports one finished transfer. */
 static void finish(kb_kube_client *c, kb_req *r, CURLcode code)
 {
@@ -523,8 +622,14 @@ static void finish(kb_kube_client *c, kb_req *r, CURLcode code)
 	long http = 0;
 	if (r->easy)
 		curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &http);
+	if (!r->stream)
+		c->inflight--;
+	if (!r->stream && code == CURLE_OK && !r->e2big && !r->enomem && r->retries < MAX_RETRIES &&
+	    retry_later(c, r, http))
+		return;
 	req_detach(c, r);
 	r->finished = true;
+	kick(c); /* a place in flight is free */
 
 	if (r->e2big || r->enomem || code != CURLE_OK) {
 		if (r->e2big) {
@@ -687,10 +792,12 @@ nomem:
 /* Starts r now. On failure reports it through done (we are on the loop). */
 static void start_req(kb_kube_client *c, kb_req *r)
 {
-	list_unlink(&c->pending, r);
+	list_unlink(r->list, r);
 	list_push(&c->active, r);
 	r->is_active = true;
 	c->started++;
+	if (!r->stream)
+		c->inflight++;
 	int e = setup_easy(c, r);
 	if (e == 0 && curl_multi_add_handle(c->multi, r->easy) != CURLM_OK)
 		e = -ENOMEM;
@@ -710,14 +817,18 @@ static void rate_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
 {
 	kb_kube_client *c = w->data;
 	begin_delivery(c);
-	while (c->pending.head && !c->freeing) {
-		kb_req *r = c->pending.head;
+	while (!c->freeing) {
+		kb_req *r = c->pending.head ? c->pending.head : c->pending_bg.head;
+		if (!r)
+			break;
 		if (r->cancelled) { /* only during a delivery; move on */
-			list_unlink(&c->pending, r);
+			list_unlink(r->list, r);
 			list_push(&c->active, r);
 			r->is_active = true;
 			continue;
 		}
+		if (!r->stream && c->inflight >= c->opt.max_inflight)
+			break; /* finish() kicks again */
 		double wait = bucket_take(&c->bucket, ev_now(loop));
 		if (wait > 0) {
 			ev_timer_set(&c->rate_timer, wait, 0.);
@@ -738,7 +849,7 @@ static void kick(kb_kube_client *c)
 }
 
 static int enqueue(kb_kube_client *c, const char *method, const char *path, const char *body,
-		   const char *content_type, bool stream, kb_kube_line_fn on_line,
+		   const char *content_type, bool stream, bool background, kb_kube_line_fn on_line,
 		   kb_kube_done_fn done, void *ctx, kb_req **ret)
 {
 	if (!c || c->freeing || !path || path[0] != '/' || !done || (stream && !on_line))
@@ -748,6 +859,7 @@ static int enqueue(kb_kube_client *c, const char *method, const char *path, cons
 		return -ENOMEM;
 	r->c = c;
 	r->stream = stream;
+	r->background = background;
 	r->done = done;
 	r->on_line = on_line;
 	r->ctx = ctx;
@@ -759,7 +871,10 @@ static int enqueue(kb_kube_client *c, const char *method, const char *path, cons
 		goto nomem;
 	if (content_type && !(r->content_type = strdup(content_type)))
 		goto nomem;
-	list_push(&c->pending, r);
+	if (stream)
+		list_push_front(&c->pending, r); /* watches are few and hold nothing up */
+	else
+		list_push(background ? &c->pending_bg : &c->pending, r);
 	kick(c);
 	if (ret)
 		*ret = r;
@@ -797,6 +912,8 @@ kb_kube_client *kb_kube_client_new(struct ev_loop *loop, const kb_kube_config *c
 	c->opt.qps = opt && opt->qps > 0 ? opt->qps : DEFAULT_QPS;
 	c->opt.burst = opt && opt->burst > 0 ? opt->burst : DEFAULT_BURST;
 	c->opt.timeout_ms = opt && opt->timeout_ms > 0 ? opt->timeout_ms : DEFAULT_TIMEOUT_MS;
+	c->opt.max_inflight = opt && opt->max_inflight > 0 ? opt->max_inflight : DEFAULT_MAX_INFLIGHT;
+	c->jitter = 0x9e3779b97f4a7c15ull ^ (uint64_t)(uintptr_t)c;
 	bucket_init(&c->bucket, c->opt.qps, c->opt.burst, ev_now(loop));
 	c->insecure = cfg->insecure;
 	if (dup_opt(cfg->server, &c->server) < 0 || dup_opt(cfg->ca_file, &c->ca_file) < 0 ||
@@ -816,6 +933,7 @@ kb_kube_client *kb_kube_client_new(struct ev_loop *loop, const kb_kube_config *c
 	curl_multi_setopt(c->multi, CURLMOPT_TIMERFUNCTION, timer_cb);
 	curl_multi_setopt(c->multi, CURLMOPT_TIMERDATA, c);
 	curl_multi_setopt(c->multi, CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX);
+	curl_multi_setopt(c->multi, CURLMOPT_MAX_HOST_CONNECTIONS, MAX_HOST_CONNECTIONS);
 	ev_init(&c->curl_timer, curl_timer_cb);
 	c->curl_timer.data = c;
 	ev_init(&c->rate_timer, rate_timer_cb);
@@ -834,13 +952,15 @@ nomem_global:
 
 static void really_free(kb_kube_client *c)
 {
-	kb_list *lists[] = {&c->active, &c->pending};
-	for (size_t i = 0; i < 2; i++) {
+	kb_list *lists[] = {&c->active, &c->pending, &c->pending_bg, &c->waiting};
+	for (size_t i = 0; i < 4; i++) {
 		while (lists[i]->head) {
 			kb_req *r = lists[i]->head;
 			list_unlink(lists[i], r);
 			if (r->is_active)
 				req_detach(c, r);
+			if (lists[i] == &c->waiting)
+				ev_timer_stop(c->loop, &r->retry_timer);
 			req_free(r);
 		}
 	}
@@ -876,10 +996,10 @@ kb_kube_client *kb_kube_client_free(kb_kube_client *c)
 		/* Inside a callback: cancel everything now, free on the way out. */
 		if (!c->freeing) {
 			c->freeing = true;
-			for (kb_req *r = c->active.head; r; r = r->next)
-				req_cancel(c, r);
-			for (kb_req *r = c->pending.head; r; r = r->next)
-				req_cancel(c, r);
+			kb_list *lists[] = {&c->active, &c->pending, &c->pending_bg, &c->waiting};
+			for (size_t i = 0; i < 4; i++)
+				for (kb_req *r = lists[i]->head; r; r = r->next)
+					req_cancel(c, r);
 			ev_timer_stop(c->loop, &c->rate_timer);
 		}
 		return NULL;
@@ -891,14 +1011,21 @@ kb_kube_client *kb_kube_client_free(kb_kube_client *c)
 int kb_kube_request(kb_kube_client *c, const char *method, const char *path, const char *body,
 		    const char *content_type, kb_kube_done_fn done, void *ctx)
 {
-	return enqueue(c, method, path, body, content_type, false, NULL, done, ctx, NULL);
+	return enqueue(c, method, path, body, content_type, false, false, NULL, done, ctx, NULL);
+}
+
+int kb_kube_request_background(kb_kube_client *c, const char *method, const char *path,
+			       const char *body, const char *content_type, kb_kube_done_fn done,
+			       void *ctx)
+{
+	return enqueue(c, method, path, body, content_type, false, true, NULL, done, ctx, NULL);
 }
 
 int kb_kube_stream_start(kb_kube_client *c, const char *path, kb_kube_line_fn on_line,
 			 kb_kube_done_fn done, void *ctx, kb_kube_stream **ret_stream)
 {
 	kb_req *r;
-	int e = enqueue(c, "GET", path, NULL, NULL, true, on_line, done, ctx, &r);
+	int e = enqueue(c, "GET", path, NULL, NULL, true, false, on_line, done, ctx, &r);
 	if (e == 0 && ret_stream)
 		*ret_stream = (kb_kube_stream *)r;
 	return e;
@@ -914,8 +1041,8 @@ void kb_kube_cancel(kb_kube_client *c, void *ctx)
 {
 	if (!c)
 		return;
-	kb_list *lists[] = {&c->active, &c->pending};
-	for (size_t i = 0; i < 2; i++)
+	kb_list *lists[] = {&c->active, &c->pending, &c->pending_bg, &c->waiting};
+	for (size_t i = 0; i < 4; i++)
 		for (kb_req *r = lists[i]->head, *next; r; r = next) {
 			next = r->next;
 			if (r->ctx == ctx && !r->finished)
@@ -926,4 +1053,9 @@ void kb_kube_cancel(kb_kube_client *c, void *ctx)
 uint64_t kb_kube_client_requests(const kb_kube_client *c)
 {
 	return c ? c->started : 0;
+}
+
+uint64_t kb_kube_client_retries(const kb_kube_client *c)
+{
+	return c ? c->retried : 0;
 }

@@ -54,6 +54,7 @@ typedef struct kb_kube_client_options {
 	double qps;      /* --kube-api-qps, default 200 */
 	int burst;       /* --kube-api-burst, default 400 */
 	long timeout_ms; /* whole request (not watches), default 30000 */
+	int max_inflight; /* requests (not watches) in flight at once, default 64 */
 } kb_kube_client_options;
 
 /* Creates a client on loop. Returns NULL on failure with err. */
@@ -74,9 +75,19 @@ typedef void (*kb_kube_done_fn)(void *ctx, int status, const char *body, size_t 
  * "application/strategic-merge-patch+json" for PATCH). Returns 0 or -ENOMEM
  * (-EINVAL for a path without its leading "/", a NULL done, or a client
  * being freed).
- * Cost: O(1); the rate limiter may delay the start. */
+ * A request the server turns away for now (429, or a 5xx with Retry-After)
+ * is sent again after the delay it asks for, up to 10 times, before done
+ * sees the status.
+ * Cost: O(1); the rate limiter and the limit on requests in flight may
+ * delay the start. */
 int kb_kube_request(kb_kube_client *c, const char *method, const char *path, const char *body,
 		    const char *content_type, kb_kube_done_fn done, void *ctx);
+
+/* kb_kube_request for writes nobody waits on (Events): started only when no
+ * other request is queued, so a burst of them never delays a binding. */
+int kb_kube_request_background(kb_kube_client *c, const char *method, const char *path,
+			       const char *body, const char *content_type, kb_kube_done_fn done,
+			       void *ctx);
 
 typedef struct kb_kube_stream kb_kube_stream;
 
@@ -105,5 +116,9 @@ void kb_kube_cancel(kb_kube_client *c, void *ctx);
 /* Requests started since the client was created (for the benchmark's
  * "API requests per pod bound"). */
 uint64_t kb_kube_client_requests(const kb_kube_client *c);
+
+/* Requests the server turned away (429, or 5xx with Retry-After) and the
+ * client sent again after the delay it asked for. */
+uint64_t kb_kube_client_retries(const kb_kube_client *c);
 
 #endif

@@ -174,7 +174,8 @@ static void wreq_free(wreq *r)
 
 static void on_done(void *ctx, int status, const char *body, size_t len);
 
-/* Sends body (a JSON object, consumed) with method to path; r is consumed. */
+/* Sends body (a JSON object, consumed) with method to path; r is consumed.
+ * Events go in the background: after every binding and status write queued. */
 static int send_json(kb_writers *w, wreq *r, const char *method, const char *path, json_t *body,
 		     const char *content_type)
 {
@@ -184,7 +185,9 @@ static int send_json(kb_writers *w, wreq *r, const char *method, const char *pat
 		wreq_free(r);
 		return -ENOMEM;
 	}
-	int rc = kb_kube_request(w->client, method, path, text, content_type, on_done, r);
+	int rc = r->kind == REQ_EVENT
+			 ? kb_kube_request_background(w->client, method, path, text, content_type, on_done, r)
+			 : kb_kube_request(w->client, method, path, text, content_type, on_done, r);
 	free(text);
 	if (rc < 0) {
 		wreq_free(r);

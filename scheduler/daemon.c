@@ -579,6 +579,7 @@ static char *metrics_text(daemon_state *d)
 	if (d->writers)
 		kb_writers_stats(d->writers, &ws);
 	uint64_t reqs = d->client ? kb_kube_client_requests(d->client) : 0;
+	uint64_t retries = d->client ? kb_kube_client_retries(d->client) : 0;
 	char *s = NULL;
 	size_t n = 0;
 	FILE *f = open_memstream(&s, &n);
@@ -616,6 +617,9 @@ static char *metrics_text(daemon_state *d)
 		"# HELP kube_batchd_api_requests_total Requests sent to the API server.\n"
 		"# TYPE kube_batchd_api_requests_total counter\n"
 		"kube_batchd_api_requests_total %" PRIu64 "\n"
+		"# HELP kube_batchd_api_retries_total Requests the API server turned away (429) and that were sent again.\n"
+		"# TYPE kube_batchd_api_retries_total counter\n"
+		"kube_batchd_api_retries_total %" PRIu64 "\n"
 		"# HELP kube_batchd_cache_synced 1 once every watch has listed.\n"
 		"# TYPE kube_batchd_cache_synced gauge\n"
 		"kube_batchd_cache_synced %d\n"
@@ -624,7 +628,7 @@ static char *metrics_text(daemon_state *d)
 		"kube_batchd_leader %d\n",
 		d->sessions, d->session_errors, d->session_seconds_sum, d->sessions, ws.binds,
 		ws.bind_failures, ws.evictions, ws.eviction_failures, ws.status_writes, ws.events,
-		reqs, d->synced ? 1 : 0, !d->opt->leader_elect || d->le.leader ? 1 : 0);
+		reqs, retries, d->synced ? 1 : 0, !d->opt->leader_elect || d->le.leader ? 1 : 0);
 	fclose(f);
 	return s;
 }

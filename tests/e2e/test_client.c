@@ -330,6 +330,7 @@ static bool disc_ready(void *ctx)
 
 typedef struct burst {
 	int done, ok;
+	int want; /* 0: 5 */
 } burst;
 
 static void burst_done(void *ctx, int status, const char *body, size_t len)
@@ -341,7 +342,8 @@ static void burst_done(void *ctx, int status, const char *body, size_t len)
 
 static bool burst_finished(void *ctx)
 {
-	return ((burst *)ctx)->done == 5;
+	const burst *b = ctx;
+	return b->done == (b->want ? b->want : 5);
 }
 
 static void never_called(void *ctx, int status, const char *body, size_t len)
@@ -612,6 +614,47 @@ int main(int argc, char **argv)
 		check(b.ok == 5 && took >= 0.95 && took < 5,
 		      "rate limiter qps=4 burst=1: 5 requests in %.2f s (ok %d)", took, b.ok);
 		kb_kube_client_free(slow);
+	}
+
+	/* Throttled by API Priority and Fairness: a priority level of a few
+	 * seats that rejects rather than queues. The client sends every request
+	 * again after the server's Retry-After until it is served. */
+	{
+		const char *plc =
+			"{\"apiVersion\":\"flowcontrol.apiserver.k8s.io/v1\",\"kind\":\"PriorityLevelConfiguration\","
+			"\"metadata\":{\"name\":\"kbc-tiny\"},\"spec\":{\"type\":\"Limited\",\"limited\":"
+			"{\"nominalConcurrencyShares\":1,\"lendablePercent\":0,\"borrowingLimitPercent\":0,"
+			"\"limitResponse\":{\"type\":\"Reject\"}}}}";
+		const char *fs =
+			"{\"apiVersion\":\"flowcontrol.apiserver.k8s.io/v1\",\"kind\":\"FlowSchema\","
+			"\"metadata\":{\"name\":\"kbc-tiny\"},\"spec\":{\"priorityLevelConfiguration\":"
+			"{\"name\":\"kbc-tiny\"},\"matchingPrecedence\":500,\"distinguisherMethod\":{\"type\":\"ByUser\"},"
+			"\"rules\":[{\"subjects\":[{\"kind\":\"User\",\"user\":{\"name\":\"kube-batchd-scheduler\"}}],"
+			"\"resourceRules\":[{\"verbs\":[\"*\"],\"apiGroups\":[\"*\"],\"resources\":[\"*\"],"
+			"\"clusterScope\":true,\"namespaces\":[\"*\"]}]}]}}";
+		int s1 = call(aloop, ac, "POST", "/apis/flowcontrol.apiserver.k8s.io/v1/prioritylevelconfigurations",
+			      plc, NULL, NULL);
+		int s2 = call(aloop, ac, "POST", "/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas", fs, NULL,
+			      NULL);
+		check(s1 == 201 && s2 == 201, "admin limits the scheduler's user to a few seats: %d %d", s1,
+		      s2);
+		run_until(aloop, never, NULL, 2.0); /* the server takes up the new configuration */
+		kb_kube_client_options o = {.qps = 10000, .burst = 10000}; /* 64 in flight */
+		kb_kube_client *busy = kb_kube_client_new(aloop, &scfg, &o, &err);
+		burst b = {.want = 150};
+		for (int i = 0; i < b.want; i++)
+			kb_kube_request(busy, "GET", "/api/v1/pods", NULL, NULL, burst_done, &b);
+		run_until(aloop, burst_finished, &b, 60);
+		uint64_t retries = kb_kube_client_retries(busy);
+		check(b.ok == b.want && retries > 0,
+		      "throttled with 429: all %d of %d requests served after %llu retries", b.ok, b.want,
+		      (unsigned long long)retries);
+		kb_kube_client_free(busy);
+		call(aloop, ac, "DELETE", "/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas/kbc-tiny", NULL,
+		     NULL, NULL);
+		call(aloop, ac, "DELETE",
+		     "/apis/flowcontrol.apiserver.k8s.io/v1/prioritylevelconfigurations/kbc-tiny", NULL, NULL,
+		     NULL);
 	}
 
 	/* Clean up. */

@@ -269,7 +269,7 @@ static void in_cluster_needs_the_environment(void **state)
 static void lines_split_across_writes(void **state)
 {
 	kb_buf b = {0};
-	char *line;
+	char *line = NULL;
 	size_t n;
 	assert_int_equal(buf_append(&b, "{\"a\"", 4, BODY_MAX), 0);
 	assert_false(buf_next_line(&b, &line, &n));
