@@ -70,6 +70,9 @@ struct daemon_state {
 	bool synced; /* discovery done and every reflector synced */
 
 	ev_timer tick, discovery_retry;
+	/* An early session: armed by a change to the cluster, --schedule-delay
+	 * later (see poke()). */
+	ev_timer soon;
 	ev_signal sigterm, sigint;
 	ev_io listen_io;
 	int listen_fd;
@@ -94,6 +97,7 @@ struct daemon_state {
 	uint64_t last_generation;
 	int64_t last_session_ms;
 	bool had_session;
+	double last_session_end_s, last_session_dur_s; /* monotonic */
 
 	/* Metrics. */
 	uint64_t sessions;
@@ -169,6 +173,8 @@ static int load_queue_file(daemon_state *d, bool startup, kb_err *err)
 	return 0;
 }
 
+static void poke(daemon_state *d);
+
 /* ---- the reflectors -------------------------------------------------------------- */
 
 static void on_upsert(void *ctx, kb_object *obj)
@@ -179,6 +185,7 @@ static void on_upsert(void *ctx, kb_object *obj)
 	kb_kind kind = obj->kind;
 	if (kb_cluster_apply(&d->cluster, obj, wall_ms()) < 0)
 		kb_error("out of memory storing a %s", kind == KB_KIND_POD ? "Pod" : "object");
+	poke(d);
 }
 
 static void on_remove(void *ctx, kb_kind kind, const char *key)
@@ -189,6 +196,7 @@ static void on_remove(void *ctx, kb_kind kind, const char *key)
 	else if (kind == KB_KIND_PODGROUP)
 		kb_writers_forget_podgroup(d->writers, key);
 	kb_cluster_delete(&d->cluster, kind, key);
+	poke(d);
 }
 
 static void check_synced(daemon_state *d)
@@ -344,6 +352,8 @@ static void run_session(daemon_state *d)
 	d->last_generation = d->cluster.generation;
 	d->last_session_ms = now;
 	d->had_session = true;
+	d->last_session_end_s = mono_s();
+	d->last_session_dur_s = dt;
 	kb_vlog(1, "session %" PRIu64 ": %u jobs, %u binds, %u evictions, %.3f ms", d->sessions, njobs,
 		binds, evictions, dt * 1000.0);
 }
@@ -355,9 +365,38 @@ static void on_tick(struct ev_loop *loop, ev_timer *w, int revents)
 		load_queue_file(d, false, NULL);
 	if (!d->synced || (d->opt->leader_elect && !d->le.leader))
 		return;
+	ev_timer_stop(d->loop, &d->soon);
 	int64_t now = wall_ms();
 	if (d->had_session && d->cluster.generation == d->last_generation &&
 	    now - d->last_session_ms < RESYNC_MS)
+		return;
+	run_session(d);
+}
+
+/* A change to the cluster: a session --schedule-delay from now instead of at
+ * the next tick, so new pods do not wait out the period; changes that come
+ * meanwhile ride along. Early sessions keep to a fifth of the time (no
+ * sooner than four times the last session's length after its end), so a
+ * stream of changes on a big cluster cannot keep the loop busy. */
+static void poke(daemon_state *d)
+{
+	if (d->opt->delay_ms <= 0 || ev_is_active(&d->soon) || !d->synced ||
+	    (d->opt->leader_elect && !d->le.leader))
+		return;
+	double now = mono_s(), delay = (double)d->opt->delay_ms / 1000.0;
+	double earliest = d->last_session_end_s + 4 * d->last_session_dur_s;
+	if (now + delay < earliest)
+		delay = earliest - now;
+	ev_timer_set(&d->soon, delay, 0.);
+	ev_timer_start(d->loop, &d->soon);
+}
+
+static void on_soon(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	daemon_state *d = w->data;
+	if (!d->synced || (d->opt->leader_elect && !d->le.leader))
+		return;
+	if (d->had_session && d->cluster.generation == d->last_generation)
 		return;
 	run_session(d);
 }
@@ -793,6 +832,7 @@ static bool le_release(daemon_state *d)
 	d->le.leader = false;
 	ev_timer_stop(d->loop, &d->le.timer);
 	ev_timer_stop(d->loop, &d->tick);
+	ev_timer_stop(d->loop, &d->soon);
 	ev_timer_init(&d->le.release_timeout, on_release_timeout, 1., 0.);
 	ev_timer_start(d->loop, &d->le.release_timeout);
 	kb_info("releasing lease \"%s\"", d->le.path);
@@ -893,9 +933,12 @@ int kb_daemon_run(const kb_daemon_options *opt, kb_err *err)
 	ev_timer_start(d->loop, &d->tick);
 	ev_timer_init(&d->discovery_retry, on_discovery_retry, DISCOVERY_RETRY_S, 0.);
 	d->discovery_retry.data = d;
+	ev_init(&d->soon, on_soon);
+	d->soon.data = d;
 
-	kb_info("kube-batchd starting: scheduler name \"%s\", API server %s, period %.3f s", name,
-		d->kcfg.server ? d->kcfg.server : "?", period);
+	kb_info("kube-batchd starting: scheduler name \"%s\", API server %s, period %.3f s, "
+		"delay after a change %.3f s", name, d->kcfg.server ? d->kcfg.server : "?", period,
+		(double)opt->delay_ms / 1000.0);
 	start_discovery(d);
 	if (opt->leader_elect)
 		le_start(d);
@@ -910,6 +953,7 @@ int kb_daemon_run(const kb_daemon_options *opt, kb_err *err)
 	free(d->le.renew_time);
 
 	ev_timer_stop(d->loop, &d->tick);
+	ev_timer_stop(d->loop, &d->soon);
 	ev_timer_stop(d->loop, &d->discovery_retry);
 	ev_signal_stop(d->loop, &d->sigterm);
 	ev_signal_stop(d->loop, &d->sigint);

@@ -5,7 +5,8 @@
  *                        [--scheduler-name N] [--default-queue Q] [--max-time D]
  *   kube-batchd check-config [--queue-conf F] [--scheduler-conf F] [-f CLUSTER.yaml]...
  *   kube-batchd [--kubeconfig F] [--master URL] [--scheduler-name N] [--scheduler-conf F]
- *               [--queue-conf F] [--schedule-period D] [--default-queue Q] [-v N]
+ *               [--queue-conf F] [--schedule-period D] [--schedule-delay D]
+ *               [--default-queue Q] [-v N]
  *               [--kube-api-qps Q] [--kube-api-burst B] [--listen-address HOST:PORT]
  *               [--leader-elect[=true|false]]
  *                                      (cluster mode: the daemon)
@@ -40,12 +41,15 @@ static void usage(FILE *out)
 	      "       kube-batchd check-config [--queue-conf F] [--scheduler-conf F] [-f CLUSTER.yaml]...\n"
 	      "       kube-batchd [--kubeconfig F] [--master URL] [--scheduler-name NAME]\n"
 	      "                   [--scheduler-conf F] [--queue-conf F] [--schedule-period DURATION]\n"
-	      "                   [--default-queue QUEUE] [-v N] [--kube-api-qps QPS]\n"
+	      "                   [--schedule-delay DURATION] [--default-queue QUEUE] [-v N]\n"
+	      "                   [--kube-api-qps QPS]\n"
 	      "                   [--kube-api-burst N] [--listen-address HOST:PORT]\n"
 	      "                   [--leader-elect[=true|false]]\n"
 	      "       kube-batchd --version\n"
 	      "\n"
-	      "DURATION is a number of seconds (\"1.5\") or has a unit: \"500ms\", \"2s\", \"10m\", \"1h\".\n",
+	      "DURATION is a number of seconds (\"1.5\") or has a unit: \"500ms\", \"2s\", \"10m\", \"1h\".\n"
+	      "The daemon runs a session every --schedule-period (1s), and --schedule-delay (50ms)\n"
+	      "after the cluster changes; --schedule-delay 0 keeps to the period alone.\n",
 	      out);
 }
 
@@ -238,7 +242,7 @@ static int cmd_daemon(int argc, char **argv)
 {
 	enum {
 		OPT_KUBECONFIG = 256, OPT_MASTER, OPT_NAME, OPT_SCHED_CONF, OPT_QUEUE_CONF, OPT_PERIOD,
-		OPT_QUEUE, OPT_QPS, OPT_BURST, OPT_LISTEN, OPT_V, OPT_LEADER,
+		OPT_QUEUE, OPT_QPS, OPT_BURST, OPT_LISTEN, OPT_V, OPT_LEADER, OPT_DELAY,
 	};
 	static const struct option opts[] = {
 		{"kubeconfig", required_argument, NULL, OPT_KUBECONFIG},
@@ -248,6 +252,7 @@ static int cmd_daemon(int argc, char **argv)
 		{"queue-conf", required_argument, NULL, OPT_QUEUE_CONF},
 		{"schedule-period", required_argument, NULL, OPT_PERIOD},
 		{"default-queue", required_argument, NULL, OPT_QUEUE},
+		{"schedule-delay", required_argument, NULL, OPT_DELAY},
 		{"kube-api-qps", required_argument, NULL, OPT_QPS},
 		{"kube-api-burst", required_argument, NULL, OPT_BURST},
 		{"listen-address", required_argument, NULL, OPT_LISTEN},
@@ -261,6 +266,7 @@ static int cmd_daemon(int argc, char **argv)
 		.default_queue = "default",
 		.listen_address = "127.0.0.1:10251",
 		.period_ms = 1000,
+		.delay_ms = 50,
 		.qps = 200,
 		.burst = 400,
 	};
@@ -304,6 +310,12 @@ static int cmd_daemon(int argc, char **argv)
 		case OPT_PERIOD:
 			if (kb_duration_parse_ms(optarg, &o.period_ms) < 0 || o.period_ms <= 0) {
 				fprintf(stderr, "kube-batchd: --schedule-period: bad duration \"%s\"\n", optarg);
+				return 2;
+			}
+			break;
+		case OPT_DELAY:
+			if (kb_duration_parse_ms(optarg, &o.delay_ms) < 0 || o.delay_ms < 0) {
+				fprintf(stderr, "kube-batchd: --schedule-delay: bad duration \"%s\"\n", optarg);
 				return 2;
 			}
 			break;
