@@ -1,0 +1,1815 @@
+/* bench_e2e.c - the end-to-end benchmark against a real kube-apiserver
+ * (shared/BENCHMARKS.md §2). Run through bench/run (step e2e), which brings
+ * the local control plane up (tests/cluster/up) and down around it.
+ *
+ *   bench-e2e --admin ADMIN_KUBECONFIG --scheduler-kubeconfig SCHED_KUBECONFIG
+ *             --daemon KUBE_BATCHD --out DIR [--nodes N] [--pods N]
+ *             [--latency-pods N] [--gang-min N] [--gang-max N]
+ *             [--create-inflight N] [--raw-inflight N[,N...]] [--raw-as scheduler|admin]
+ *             [--gang-interval-ms MS] [--schedule-period-ms MS] [--daemon-qps Q]
+ *             [--daemon-burst B] [--daemon-v N] [--scheduler-conf F]
+ *             [--timeout S] [--seed N] [--cleanup] [--phases raw,sched,lat]
+ *
+ * One process, one run, three phases, all against the same cluster:
+ *
+ * Setup: --nodes plain Node objects (64 cpu, 256Gi, 110 pods, Ready; no
+ * kubelet: status is kept on create), three namespaces e2e-{raw,sched,lat}-RUN
+ * and one watch on the pods of phases 2 and 3 (label kb-bench-e2e=RUN) from
+ * the resourceVersion of a LIST made before any of them exists, so no event
+ * is missed. A pod is bound when an event first carries spec.nodeName; the
+ * time is CLOCK_MONOTONIC when the driver receives that event.
+ *
+ * Phase 1, raw binding capacity: --pods pods with a schedulerName nobody
+ * serves are created (--create-inflight requests in flight), then a v1
+ * Binding is POSTed for each (round robin over the nodes) with at most
+ * --raw-inflight requests in flight. With several levels, the pods are split
+ * evenly between them and the best level is the figure. The binder uses the
+ * scheduler's credentials by default (the same user, hence the same API
+ * Priority and Fairness level, as the daemon; --raw-as admin for the exempt
+ * system:masters user). raw_binds_per_sec = binds / (last response - first
+ * request). Then the pods are deleted (gracePeriodSeconds=0).
+ *
+ * Phase 2, the scheduler's burst: --pods pods in gangs of --gang-min..
+ * --gang-max members (a kube-batch PodGroup each, minMember = size, seeded
+ * splitmix64 sizes), all created and seen on the watch BEFORE the daemon
+ * starts; then kube-batchd is started (fork/exec, log DIR/daemon.log) with
+ * the scheduler's kubeconfig. Until every pod is bound: binds per 1 s window
+ * from the first bind; sched_binds_per_sec = bound / (last bind - first
+ * bind); p50/p99 over the full windows (the last, partial one is left out
+ * unless it is the only one). sched_gang_spread_*: how long gangs stayed
+ * partly bound (last member bound - first member bound).
+ *
+ * Phase 3, latency with the daemon running: one gang every
+ * --gang-interval-ms (PodGroup created first, then its members once the
+ * PodGroup's create has answered) until --latency-pods pods. create_to_bound
+ * = bound - the time the pod's create was sent; gang_complete = last member
+ * bound - the time the PodGroup's create was sent.
+ *
+ * --phases runs a subset (for experiments; phase 3 alone starts the daemon
+ * itself); bench/run always runs all three.
+ *
+ * At the end of phases 2 and 3 (after two schedule periods, so that the
+ * last session's status writes and events are counted) the daemon's
+ * /metrics are read; api_requests_per_pod = kube_batchd_api_requests_total /
+ * kube_batchd_binds_total at the end of the run.
+ *
+ * Writes DIR/e2e.json ({"e2e": {...}}, numbers only), DIR/raw_per_sec.csv and
+ * DIR/sched_per_sec.csv ("t_s binds": binds in the 1 s window starting t_s
+ * seconds after the phase's first bind request / first bind),
+ * DIR/create_to_bound.csv and DIR/gang_complete.csv ("ms fraction", sorted:
+ * the CDF), DIR/daemon.log. Progress and errors go to stderr.
+ *
+ * Errors: any failed API request ends the run with the object named, its
+ * HTTP status and the server's message; a wait that times out (--timeout,
+ * per wait) says how many objects are missing. The daemon is stopped on every
+ * exit path (SIGTERM, then SIGKILL after 15 s; PR_SET_PDEATHSIG covers a
+ * driver killed outright). --cleanup deletes what the run created (for a
+ * control plane that is reused); otherwise the caller discards the cluster.
+ *
+ * Exit status: 0; 1 on a failed request, a timeout or the daemon dying;
+ * 2 on bad usage.
+ */
+#include <errno.h>
+#include <ev.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/error.h"
+#include "base/log.h"
+#include "cache/kube_client.h"
+
+#define LABEL_WATCHED "kb-bench-e2e"  /* pods of phases 2 and 3: the driver's watch */
+#define LABEL_RAW     "kb-bench-e2e-raw"
+#define LABEL_NODE    "kb-bench-e2e-node"
+#define NOBODY        "kb-bench-e2e-nobody" /* a schedulerName no scheduler serves */
+#define PG_API        "/apis/scheduling.incubator.k8s.io/v1alpha1"
+#define MAX_LEVELS    8
+#define DAEMON_STOP_S 15.0
+#define SETTLE_PERIODS 2 /* periods waited before reading /metrics */
+
+/* ---- options -------------------------------------------------------------------- */
+
+typedef struct e2e_opts {
+	const char *admin_kubeconfig; /* creates, deletes, watches */
+	const char *sched_kubeconfig; /* the daemon's, and the raw binder's by default */
+	const char *daemon;           /* the kube-batchd binary */
+	const char *daemon_conf;      /* --scheduler-conf, passed on; NULL: built-in */
+	const char *out;              /* output directory */
+	int nodes, pods, latency_pods;
+	int gang_min, gang_max;
+	int create_inflight;
+	int raw_inflight[MAX_LEVELS];
+	int nlevels;
+	bool raw_as_admin;
+	double gang_interval_ms;
+	int period_ms;
+	double daemon_qps;
+	int daemon_burst;
+	int daemon_v;
+	double timeout_s;
+	uint64_t seed;
+	bool cleanup;
+	unsigned phases; /* bit k: run phase k (--phases; default all) */
+} e2e_opts;
+
+/* ---- the run's state ------------------------------------------------------------ */
+
+enum { PH_RAW, PH_SCHED, PH_LAT, NPHASES };
+static const char *const PHASE_TAG[NPHASES] = {"raw", "sched", "lat"};
+
+enum { SEEN_ADDED = 1 };
+
+/* The pods (and gangs) of one phase. Pod i is named "p<i>" in ns; gang g
+ * ("g<g>") is pods [gang_first[g], gang_first[g + 1]). Arrays owned. */
+typedef struct phase {
+	char ns[64];
+	size_t npods, ngangs;
+	size_t *gang_first; /* ngangs + 1 */
+	double *t_create;   /* pod create sent (phase 3) */
+	double *t_pg;       /* PodGroup create sent (phase 3) */
+	double *t_bound;    /* watch delivered spec.nodeName; 0 = not yet */
+	uint8_t *seen;      /* SEEN_* */
+	size_t nadded, nbound;
+} phase;
+
+/* What the daemon's /metrics said. */
+typedef struct daemon_metrics {
+	double api_requests, binds, bind_failures, status_writes, events, sessions,
+		session_seconds;
+} daemon_metrics;
+
+typedef struct bench {
+	const e2e_opts *o;
+	struct ev_loop *loop;
+	kb_kube_client *admin;   /* the admin's client: creates, deletes */
+	kb_kube_client *watcher; /* the admin's too, on its own connection: the watch */
+	kb_kube_client *binder;  /* the raw binder's client (admin or scheduler user) */
+	kb_kube_client *metrics_client;
+	char run[16];
+	phase ph[NPHASES];
+
+	kb_kube_stream *watch;
+	char rv[64];
+	unsigned watch_restarts;
+	uint64_t watch_events;
+
+	pid_t daemon_pid;
+	ev_child daemon_child;
+	bool daemon_exited, daemon_stopping;
+	int daemon_status;
+	int port;
+	double t_daemon_start;
+	char daemon_log[4096];
+
+	bool failed;
+	char err[1024];
+	ev_signal sigint, sigterm;
+
+	json_t *res; /* the "e2e" object */
+} bench;
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Records the run's first failure (later ones are consequences) and logs it. */
+__attribute__((format(printf, 2, 3))) static void fail(bench *b, const char *fmt, ...)
+{
+	if (b->failed)
+		return;
+	b->failed = true;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(b->err, sizeof(b->err), fmt, ap);
+	va_end(ap);
+	kb_error("%s", b->err);
+}
+
+static void res_num(bench *b, const char *key, double v)
+{
+	json_object_set_new(b->res, key, isfinite(v) ? json_real(v) : json_null());
+}
+
+static void res_int(bench *b, const char *key, long long v)
+{
+	json_object_set_new(b->res, key, json_integer(v));
+}
+
+/* ---- running the loop ------------------------------------------------------------ */
+
+typedef bool (*pred_fn)(bench *b, void *ctx);
+
+static void expire_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	*(bool *)w->data = true;
+}
+
+/* Runs the loop until pred holds, `seconds` pass or (if stop_on_fail) the
+ * run fails. Returns whether pred holds (and, with stop_on_fail, the run has
+ * not failed). */
+static bool loop_until(bench *b, pred_fn pred, void *ctx, double seconds, bool stop_on_fail)
+{
+	bool expired = false;
+	ev_timer t;
+	ev_now_update(b->loop);
+	ev_timer_init(&t, expire_cb, seconds, 0.);
+	t.data = &expired;
+	ev_timer_start(b->loop, &t);
+	while (!(stop_on_fail && b->failed) && !expired && !pred(b, ctx))
+		ev_run(b->loop, EVRUN_ONCE);
+	ev_timer_stop(b->loop, &t);
+	return pred(b, ctx) && !(stop_on_fail && b->failed);
+}
+
+static bool run_until(bench *b, pred_fn pred, void *ctx, double seconds)
+{
+	return loop_until(b, pred, ctx, seconds, true);
+}
+
+static bool never(bench *b, void *ctx)
+{
+	return false;
+}
+
+/* Lets the loop run for `seconds` (requests and the watch go on). */
+static void pause_s(bench *b, double seconds)
+{
+	run_until(b, never, NULL, seconds);
+}
+
+/* ---- one request, waited for ------------------------------------------------------ */
+
+typedef struct reply {
+	bool done;
+	int status;
+	char *body; /* owned */
+	size_t len;
+} reply;
+
+static void reply_done(void *ctx, int status, const char *body, size_t len)
+{
+	reply *r = ctx;
+	r->done = true;
+	r->status = status;
+	r->body = malloc(len + 1);
+	if (r->body) {
+		memcpy(r->body, body ? body : "", len);
+		r->body[len] = '\0';
+		r->len = len;
+	}
+}
+
+static bool reply_ready(bench *b, void *ctx)
+{
+	return ((reply *)ctx)->done;
+}
+
+/* Sends one request and waits for it (--timeout). Returns the HTTP status,
+ * a negative errno for a transport failure, or -ETIMEDOUT. *ret (optional)
+ * gets the body, owned by the caller (free ret->body). Does not fail the run. */
+static int call(bench *b, kb_kube_client *c, const char *method, const char *path,
+		const char *body, const char *content_type, reply *ret)
+{
+	reply r = {0};
+	int e = kb_kube_request(c, method, path, body, content_type, reply_done, &r);
+	if (e < 0)
+		return e;
+	if (!loop_until(b, reply_ready, &r, b->o->timeout_s, false)) {
+		kb_kube_cancel(c, &r);
+		return -ETIMEDOUT;
+	}
+	if (ret)
+		*ret = r;
+	else
+		free(r.body);
+	return r.status;
+}
+
+/* The "message" of a Kubernetes Status body, else the start of the body. */
+static void status_message(const char *body, size_t len, char *buf, size_t n)
+{
+	json_t *j = body && len ? json_loadb(body, len, 0, NULL) : NULL;
+	const char *m = j ? json_string_value(json_object_get(j, "message")) : NULL;
+	if (m)
+		snprintf(buf, n, "%s", m);
+	else
+		snprintf(buf, n, "%.*s", (int)(len < 300 ? len : 300), body ? body : "");
+	json_decref(j);
+}
+
+/* A request that must answer `want`: fails the run otherwise, naming what. */
+static int must(bench *b, kb_kube_client *c, const char *method, const char *path,
+		const char *body, int want, const char *what, reply *ret)
+{
+	reply r = {0};
+	int st = call(b, c, method, path, body, NULL, &r);
+	if (st != want) {
+		char msg[400];
+		if (st == -ETIMEDOUT)
+			snprintf(msg, sizeof(msg), "no answer in %.0f s", b->o->timeout_s);
+		else
+			status_message(r.body, r.len, msg, sizeof(msg));
+		fail(b, "%s %s: HTTP %d (want %d): %s", method, what, st, want, msg);
+		free(r.body);
+		return -EIO;
+	}
+	if (ret)
+		*ret = r;
+	else
+		free(r.body);
+	return 0;
+}
+
+/* ---- many requests, a bounded number in flight ------------------------------------ */
+
+/* One request of a pump, built on demand (again for an error message). */
+typedef struct pump_req {
+	const char *method;
+	char path[320];
+	char body[2048];
+	bool has_body;
+	char what[200]; /* the object, for messages: Pod "ns/p12" */
+} pump_req;
+
+typedef struct pump pump;
+/* Fills *ret with request i. Returns 0 or -ENOSPC (a buffer too small). */
+typedef int (*pump_build_fn)(pump *p, size_t i, pump_req *ret);
+/* Called when request i answered as wanted, at time t. */
+typedef void (*pump_ok_fn)(pump *p, size_t i, double t);
+
+typedef struct pump_op {
+	pump *p;
+	size_t i;
+} pump_op;
+
+struct pump {
+	bench *b;
+	kb_kube_client *c;
+	const char *what; /* "creating pods", for messages */
+	size_t total, max_inflight;
+	int want1, want2; /* accepted statuses (want2 0: only want1) */
+	pump_build_fn build;
+	pump_ok_fn on_ok; /* or NULL */
+	void *ctx;
+	/* run state */
+	size_t next, inflight, ok;
+	pump_op *ops;
+	double t_first, t_last; /* first request sent, last answer */
+};
+
+static void pump_fill(pump *p);
+
+static void pump_done(void *ctx, int status, const char *body, size_t len)
+{
+	pump_op *op = ctx;
+	pump *p = op->p;
+	double t = now_s();
+	p->inflight--;
+	if (status == p->want1 || status == p->want2) {
+		p->ok++;
+		p->t_last = t;
+		if (p->on_ok)
+			p->on_ok(p, op->i, t);
+	} else {
+		pump_req r;
+		char msg[400];
+		p->build(p, op->i, &r);
+		status_message(body, len, msg, sizeof(msg));
+		fail(p->b, "%s: %s %s: HTTP %d: %s", p->what, r.method, r.what, status, msg);
+	}
+	pump_fill(p);
+}
+
+static void pump_fill(pump *p)
+{
+	while (!p->b->failed && p->inflight < p->max_inflight && p->next < p->total) {
+		size_t i = p->next++;
+		pump_req r;
+		if (p->build(p, i, &r) < 0) {
+			fail(p->b, "%s: request %zu does not fit its buffer", p->what, i);
+			return;
+		}
+		p->ops[i] = (pump_op){.p = p, .i = i};
+		int e = kb_kube_request(p->c, r.method, r.path, r.has_body ? r.body : NULL, NULL,
+					pump_done, &p->ops[i]);
+		if (e < 0) {
+			fail(p->b, "%s: %s %s: %s", p->what, r.method, r.what, strerror(-e));
+			return;
+		}
+		if (i == 0)
+			p->t_first = now_s();
+		p->inflight++;
+	}
+}
+
+static bool pump_finished(bench *b, void *ctx)
+{
+	pump *p = ctx;
+	return p->ok == p->total;
+}
+
+/* Runs every request of p (p->total of them, p->max_inflight at a time)
+ * and waits for the answers. Returns 0, or -1 with the run failed (a
+ * refused request, or not done in --timeout). Requests still in flight on
+ * failure are cancelled (no callback). Cost: O(total). */
+static int pump_run(pump *p)
+{
+	bench *b = p->b;
+	if (p->total == 0)
+		return 0;
+	p->ops = calloc(p->total, sizeof(*p->ops));
+	if (!p->ops) {
+		fail(b, "%s: out of memory", p->what);
+		return -1;
+	}
+	p->next = p->inflight = p->ok = 0;
+	if (p->max_inflight == 0)
+		p->max_inflight = 1;
+	pump_fill(p);
+	bool done = run_until(b, pump_finished, p, b->o->timeout_s);
+	if (!done && !b->failed)
+		fail(b, "%s: %zu of %zu requests not answered after %.0f s", p->what,
+		     p->total - p->ok, p->total, b->o->timeout_s);
+	if (p->inflight > 0)
+		for (size_t i = 0; i < p->next; i++)
+			kb_kube_cancel(p->c, &p->ops[i]);
+	free(p->ops);
+	p->ops = NULL;
+	return done ? 0 : -1;
+}
+
+/* ---- objects ------------------------------------------------------------------------ */
+
+#define FIT(n, cap) ((n) >= 0 && (size_t)(n) < (cap) ? 0 : -ENOSPC)
+
+static void node_name(const bench *b, size_t i, char *buf, size_t n)
+{
+	snprintf(buf, n, "e2e-%s-n%05zu", b->run, i);
+}
+
+static int build_node(pump *p, size_t i, pump_req *r)
+{
+	bench *b = p->b;
+	char name[64];
+	node_name(b, i, name, sizeof(name));
+	r->method = "POST";
+	r->has_body = true;
+	snprintf(r->path, sizeof(r->path), "/api/v1/nodes");
+	snprintf(r->what, sizeof(r->what), "Node \"%s\"", name);
+	const char *res = "{\"cpu\":\"64\",\"memory\":\"256Gi\",\"pods\":\"110\"}";
+	int n = snprintf(r->body, sizeof(r->body),
+			 "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"%s\","
+			 "\"labels\":{\"kubernetes.io/hostname\":\"%s\",\"" LABEL_NODE "\":\"%s\"}},"
+			 "\"status\":{\"capacity\":%s,\"allocatable\":%s,\"conditions\":[{\"type\":"
+			 "\"Ready\",\"status\":\"True\",\"reason\":\"KubeletReady\",\"message\":"
+			 "\"bench-e2e\",\"lastHeartbeatTime\":\"2024-01-01T00:00:00Z\","
+			 "\"lastTransitionTime\":\"2024-01-01T00:00:00Z\"}]}}",
+			 name, name, b->run, res, res);
+	return FIT(n, sizeof(r->body));
+}
+
+/* The index of the gang of pod i in phase ph (binary search). */
+static size_t gang_of(const phase *ph, size_t i)
+{
+	size_t lo = 0, hi = ph->ngangs;
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (ph->gang_first[mid] <= i)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Pod i of phase k: phase 1's has no group and nobody's schedulerName. */
+static int pod_body(const bench *b, int k, size_t i, char *buf, size_t cap)
+{
+	const phase *ph = &b->ph[k];
+	char group[96] = "";
+	if (k != PH_RAW)
+		snprintf(group, sizeof(group),
+			 ",\"annotations\":{\"scheduling.k8s.io/group-name\":\"g%zu\"}",
+			 gang_of(ph, i));
+	int n = snprintf(buf, cap,
+			 "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p%zu\","
+			 "\"namespace\":\"%s\",\"labels\":{\"%s\":\"%s\"}%s},\"spec\":{"
+			 "\"schedulerName\":\"%s\",\"terminationGracePeriodSeconds\":0,"
+			 "\"containers\":[{\"name\":\"c\",\"image\":\"registry.k8s.io/pause:3.9\","
+			 "\"resources\":{\"requests\":{\"cpu\":\"10m\",\"memory\":\"16Mi\"}}}]}}",
+			 i, ph->ns, k == PH_RAW ? LABEL_RAW : LABEL_WATCHED, b->run, group,
+			 k == PH_RAW ? NOBODY : "kube-batchd");
+	return FIT(n, cap);
+}
+
+static int podgroup_body(const bench *b, int k, size_t g, char *buf, size_t cap)
+{
+	const phase *ph = &b->ph[k];
+	int n = snprintf(buf, cap,
+			 "{\"apiVersion\":\"scheduling.incubator.k8s.io/v1alpha1\",\"kind\":"
+			 "\"PodGroup\",\"metadata\":{\"name\":\"g%zu\",\"namespace\":\"%s\"},"
+			 "\"spec\":{\"minMember\":%zu}}",
+			 g, ph->ns, ph->gang_first[g + 1] - ph->gang_first[g]);
+	return FIT(n, cap);
+}
+
+/* Pump contexts: which phase. */
+typedef struct phase_pump {
+	int k;
+	size_t offset; /* raw binds: the first pod of this level */
+} phase_pump;
+
+static int build_pod_create(pump *p, size_t i, pump_req *r)
+{
+	phase_pump *pp = p->ctx;
+	phase *ph = &p->b->ph[pp->k];
+	r->method = "POST";
+	r->has_body = true;
+	snprintf(r->path, sizeof(r->path), "/api/v1/namespaces/%s/pods", ph->ns);
+	snprintf(r->what, sizeof(r->what), "Pod \"%s/p%zu\"", ph->ns, i);
+	return pod_body(p->b, pp->k, i, r->body, sizeof(r->body));
+}
+
+static int build_podgroup_create(pump *p, size_t g, pump_req *r)
+{
+	phase_pump *pp = p->ctx;
+	phase *ph = &p->b->ph[pp->k];
+	r->method = "POST";
+	r->has_body = true;
+	snprintf(r->path, sizeof(r->path), PG_API "/namespaces/%s/podgroups", ph->ns);
+	snprintf(r->what, sizeof(r->what), "PodGroup \"%s/g%zu\"", ph->ns, g);
+	return podgroup_body(p->b, pp->k, g, r->body, sizeof(r->body));
+}
+
+static int build_binding(pump *p, size_t j, pump_req *r)
+{
+	phase_pump *pp = p->ctx;
+	bench *b = p->b;
+	phase *ph = &b->ph[pp->k];
+	size_t i = pp->offset + j;
+	char node[64];
+	node_name(b, i % (size_t)b->o->nodes, node, sizeof(node));
+	r->method = "POST";
+	r->has_body = true;
+	snprintf(r->path, sizeof(r->path), "/api/v1/namespaces/%s/pods/p%zu/binding", ph->ns, i);
+	snprintf(r->what, sizeof(r->what), "Binding of Pod \"%s/p%zu\" to Node \"%s\"", ph->ns, i,
+		 node);
+	int n = snprintf(r->body, sizeof(r->body),
+			 "{\"apiVersion\":\"v1\",\"kind\":\"Binding\",\"metadata\":{\"name\":"
+			 "\"p%zu\",\"namespace\":\"%s\"},\"target\":{\"apiVersion\":\"v1\","
+			 "\"kind\":\"Node\",\"name\":\"%s\"}}",
+			 i, ph->ns, node);
+	return FIT(n, sizeof(r->body));
+}
+
+static int build_pod_delete(pump *p, size_t i, pump_req *r)
+{
+	phase_pump *pp = p->ctx;
+	phase *ph = &p->b->ph[pp->k];
+	r->method = "DELETE";
+	r->has_body = false;
+	snprintf(r->path, sizeof(r->path), "/api/v1/namespaces/%s/pods/p%zu?gracePeriodSeconds=0",
+		 ph->ns, i);
+	snprintf(r->what, sizeof(r->what), "Pod \"%s/p%zu\"", ph->ns, i);
+	return 0;
+}
+
+/* ---- phases' pods and gangs ----------------------------------------------------------- */
+
+static uint64_t splitmix64(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9E3779B97F4A7C15ULL);
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+	return z ^ (z >> 31);
+}
+
+/* Sizes phase k for npods pods; gangs (not for phase 1) of gang_min..gang_max
+ * members from the seeded generator, the last one taking what is left.
+ * Returns 0 or -ENOMEM. */
+static int phase_init(bench *b, int k, size_t npods, uint64_t *rng)
+{
+	phase *ph = &b->ph[k];
+	snprintf(ph->ns, sizeof(ph->ns), "e2e-%s-%s", PHASE_TAG[k], b->run);
+	ph->npods = npods;
+	size_t cap = npods + 2;
+	ph->gang_first = calloc(cap, sizeof(*ph->gang_first));
+	ph->t_create = calloc(npods + 1, sizeof(double));
+	ph->t_pg = calloc(cap, sizeof(double));
+	ph->t_bound = calloc(npods + 1, sizeof(double));
+	ph->seen = calloc(npods + 1, 1);
+	if (!ph->gang_first || !ph->t_create || !ph->t_pg || !ph->t_bound || !ph->seen)
+		return -ENOMEM;
+	size_t g = 0, i = 0;
+	int span = b->o->gang_max - b->o->gang_min + 1;
+	while (i < npods && k != PH_RAW) {
+		size_t size = (size_t)b->o->gang_min + (size_t)(splitmix64(rng) % (uint64_t)span);
+		ph->gang_first[g++] = i;
+		i += size < npods - i ? size : npods - i;
+	}
+	ph->ngangs = g;
+	ph->gang_first[g] = npods;
+	return 0;
+}
+
+static void phase_release(phase *ph)
+{
+	free(ph->gang_first);
+	free(ph->t_create);
+	free(ph->t_pg);
+	free(ph->t_bound);
+	free(ph->seen);
+	memset(ph, 0, sizeof(*ph));
+}
+
+/* ---- the watch on the pods of phases 2 and 3 ---------------------------------------------- */
+
+static int watch_start(bench *b);
+
+/* The phase whose namespace is ns, or -1. */
+static int phase_of_ns(const bench *b, const char *ns)
+{
+	for (int k = 0; k < NPHASES; k++)
+		if (ns && strcmp(b->ph[k].ns, ns) == 0)
+			return k;
+	return -1;
+}
+
+/* Notes an event about pod "p<i>" of phase k at time t. */
+static void watch_pod(bench *b, int k, const char *type, const char *name, const char *node,
+		      double t)
+{
+	phase *ph = &b->ph[k];
+	char *end;
+	if (!name || name[0] != 'p')
+		return;
+	unsigned long long i = strtoull(name + 1, &end, 10);
+	if (*end || i >= ph->npods)
+		return;
+	if (strcmp(type, "DELETED") == 0)
+		return;
+	if (!(ph->seen[i] & SEEN_ADDED)) {
+		ph->seen[i] |= SEEN_ADDED;
+		ph->nadded++;
+	}
+	if (node && node[0] && ph->t_bound[i] == 0) {
+		ph->t_bound[i] = t;
+		ph->nbound++;
+	}
+}
+
+static void watch_line(void *ctx, const char *line, size_t len)
+{
+	bench *b = ctx;
+	double t = now_s();
+	json_error_t jerr;
+	json_t *j = json_loadb(line, len, 0, &jerr);
+	if (!j) {
+		fail(b, "watch on pods: bad event: %s", jerr.text);
+		return;
+	}
+	b->watch_events++;
+	const char *type = json_string_value(json_object_get(j, "type"));
+	json_t *obj = json_object_get(j, "object");
+	json_t *meta = json_object_get(obj, "metadata");
+	const char *rv = json_string_value(json_object_get(meta, "resourceVersion"));
+	if (type && strcmp(type, "ERROR") == 0) {
+		const char *m = json_string_value(json_object_get(obj, "message"));
+		fail(b, "watch on pods: ERROR event: %s", m ? m : "(no message)");
+	} else if (type) {
+		if (rv)
+			snprintf(b->rv, sizeof(b->rv), "%s", rv);
+		if (strcmp(type, "BOOKMARK") != 0) {
+			int k = phase_of_ns(b, json_string_value(json_object_get(meta, "namespace")));
+			const char *node = json_string_value(
+				json_object_get(json_object_get(obj, "spec"), "nodeName"));
+			if (k >= 0)
+				watch_pod(b, k, type,
+					  json_string_value(json_object_get(meta, "name")), node, t);
+		}
+	}
+	json_decref(j);
+}
+
+static void watch_done(void *ctx, int status, const char *body, size_t len)
+{
+	bench *b = ctx;
+	b->watch = NULL;
+	if (status == 200 && !b->failed) { /* the server ended it: resume */
+		b->watch_restarts++;
+		if (watch_start(b) < 0)
+			fail(b, "watch on pods: cannot restart it");
+		return;
+	}
+	char msg[400];
+	status_message(body, len, msg, sizeof(msg));
+	fail(b, "watch on pods (label %s=%s) ended: HTTP %d: %s", LABEL_WATCHED, b->run, status,
+	     msg);
+}
+
+static int watch_start(bench *b)
+{
+	char path[512];
+	snprintf(path, sizeof(path),
+		 "/api/v1/pods?watch=1&allowWatchBookmarks=true&labelSelector=" LABEL_WATCHED
+		 "%%3D%s&resourceVersion=%s",
+		 b->run, b->rv);
+	return kb_kube_stream_start(b->watcher, path, watch_line, watch_done, b, &b->watch);
+}
+
+/* LISTs the (no) pods with the label for a resourceVersion, then watches from
+ * there. Returns 0 or -1 with the run failed. */
+static int watch_open(bench *b)
+{
+	char path[256];
+	reply r;
+	snprintf(path, sizeof(path), "/api/v1/pods?limit=1&labelSelector=" LABEL_WATCHED "%%3D%s",
+		 b->run);
+	if (must(b, b->admin, "GET", path, NULL, 200, "pods (list, for a resourceVersion)", &r) < 0)
+		return -1;
+	json_t *j = json_loadb(r.body, r.len, 0, NULL);
+	const char *rv = json_string_value(
+		json_object_get(json_object_get(j, "metadata"), "resourceVersion"));
+	if (rv)
+		snprintf(b->rv, sizeof(b->rv), "%s", rv);
+	json_decref(j);
+	free(r.body);
+	if (!rv) {
+		fail(b, "GET %s: no metadata.resourceVersion in the answer", path);
+		return -1;
+	}
+	if (watch_start(b) < 0) {
+		fail(b, "watch on pods: cannot start it");
+		return -1;
+	}
+	return 0;
+}
+
+static void watch_close(bench *b)
+{
+	if (b->watch)
+		kb_kube_stream_cancel(b->watcher, b->watch);
+	b->watch = NULL;
+}
+
+typedef struct count_wait {
+	int k;
+	bool bound; /* wait for bound (else for added) */
+} count_wait;
+
+static bool counts_reached(bench *b, void *ctx)
+{
+	count_wait *w = ctx;
+	phase *ph = &b->ph[w->k];
+	return (w->bound ? ph->nbound : ph->nadded) >= ph->npods;
+}
+
+/* Waits until the watch saw every pod of phase k added (or bound). Returns
+ * 0 or -1 with the run failed, saying how many are missing. */
+static int wait_pods(bench *b, int k, bool bound, double seconds)
+{
+	count_wait w = {.k = k, .bound = bound};
+	if (run_until(b, counts_reached, &w, seconds))
+		return 0;
+	phase *ph = &b->ph[k];
+	fail(b, "%s: %zu of %zu pods in namespace \"%s\" not %s after %.0f s", PHASE_TAG[k],
+	     ph->npods - (bound ? ph->nbound : ph->nadded), ph->npods, ph->ns,
+	     bound ? "bound (no spec.nodeName seen on the watch)" : "seen on the watch", seconds);
+	return -1;
+}
+
+/* ---- the daemon ------------------------------------------------------------------------- */
+
+/* A free TCP port on 127.0.0.1 (the kernel's pick), or -1. */
+static int free_port(void)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t al = sizeof(a);
+	int port = -1;
+	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+	    getsockname(fd, (struct sockaddr *)&a, &al) == 0)
+		port = ntohs(a.sin_port);
+	close(fd);
+	return port;
+}
+
+static void daemon_exit_cb(struct ev_loop *loop, ev_child *w, int revents)
+{
+	bench *b = w->data;
+	ev_child_stop(loop, w);
+	b->daemon_exited = true;
+	b->daemon_status = w->rstatus;
+	if (!b->daemon_stopping)
+		fail(b, "kube-batchd (pid %d) exited during the run (%s %d); its log: %s",
+		     (int)b->daemon_pid, WIFSIGNALED(w->rstatus) ? "signal" : "status",
+		     WIFSIGNALED(w->rstatus) ? WTERMSIG(w->rstatus) : WEXITSTATUS(w->rstatus),
+		     b->daemon_log);
+}
+
+/* Starts kube-batchd with the scheduler's kubeconfig, its output to
+ * OUT/daemon.log. Returns 0 or -1 with the run failed. */
+static int daemon_start(bench *b)
+{
+	const e2e_opts *o = b->o;
+	char listen[64], period[32], qps[32], burst[32], v[16];
+	b->port = free_port();
+	if (b->port < 0) {
+		fail(b, "no free TCP port on 127.0.0.1 for the daemon: %s", strerror(errno));
+		return -1;
+	}
+	snprintf(listen, sizeof(listen), "127.0.0.1:%d", b->port);
+	snprintf(period, sizeof(period), "%dms", o->period_ms);
+	snprintf(qps, sizeof(qps), "%g", o->daemon_qps);
+	snprintf(burst, sizeof(burst), "%d", o->daemon_burst);
+	snprintf(v, sizeof(v), "%d", o->daemon_v);
+	const char *argv[20] = {o->daemon, "--kubeconfig", o->sched_kubeconfig, "--listen-address",
+				listen, "--schedule-period", period, "--kube-api-qps", qps,
+				"--kube-api-burst", burst, "-v", v};
+	int n = 13;
+	if (o->daemon_conf) {
+		argv[n++] = "--scheduler-conf";
+		argv[n++] = o->daemon_conf;
+	}
+	argv[n] = NULL;
+	int fd = open(b->daemon_log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		fail(b, "daemon log \"%s\": %s", b->daemon_log, strerror(errno));
+		return -1;
+	}
+	pid_t parent = getpid();
+	b->t_daemon_start = now_s();
+	pid_t pid = fork();
+	if (pid < 0) {
+		close(fd);
+		fail(b, "fork for \"%s\": %s", o->daemon, strerror(errno));
+		return -1;
+	}
+	if (pid == 0) {
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		if (getppid() != parent)
+			_exit(1);
+		dup2(fd, STDOUT_FILENO);
+		dup2(fd, STDERR_FILENO);
+		execv(o->daemon, (char *const *)argv);
+		dprintf(STDERR_FILENO, "bench-e2e: exec \"%s\": %s\n", o->daemon, strerror(errno));
+		_exit(127);
+	}
+	close(fd);
+	b->daemon_pid = pid;
+	b->daemon_exited = b->daemon_stopping = false;
+	ev_child_init(&b->daemon_child, daemon_exit_cb, pid, 0);
+	b->daemon_child.data = b;
+	ev_child_start(b->loop, &b->daemon_child);
+	kb_info("started kube-batchd (pid %d): %s --kubeconfig %s --listen-address %s "
+		"--schedule-period %s --kube-api-qps %s --kube-api-burst %s -v %s%s%s; log %s",
+		(int)pid, o->daemon, o->sched_kubeconfig, listen, period, qps, burst, v,
+		o->daemon_conf ? " --scheduler-conf " : "", o->daemon_conf ? o->daemon_conf : "",
+		b->daemon_log);
+	return 0;
+}
+
+static bool daemon_gone(bench *b, void *ctx)
+{
+	return b->daemon_exited;
+}
+
+/* Stops the daemon: SIGTERM, then SIGKILL after DAEMON_STOP_S. Safe to call
+ * when it was never started or has exited. Returns its exit status word. */
+static int daemon_stop(bench *b)
+{
+	if (b->daemon_pid <= 0)
+		return 0;
+	b->daemon_stopping = true;
+	if (!b->daemon_exited) {
+		kill(b->daemon_pid, SIGTERM);
+		if (!loop_until(b, daemon_gone, NULL, DAEMON_STOP_S, false)) {
+			kb_warn("kube-batchd (pid %d) did not stop in %.0f s; killing it",
+				(int)b->daemon_pid, DAEMON_STOP_S);
+			kill(b->daemon_pid, SIGKILL);
+			if (!loop_until(b, daemon_gone, NULL, 5.0, false)) {
+				ev_child_stop(b->loop, &b->daemon_child);
+				waitpid(b->daemon_pid, &b->daemon_status, 0);
+			}
+		}
+	}
+	b->daemon_pid = 0;
+	return b->daemon_status;
+}
+
+/* Reads the daemon's /metrics. Returns 0 or -1 with the run failed. */
+static int daemon_metrics_read(bench *b, daemon_metrics *ret)
+{
+	if (!b->metrics_client) {
+		char server[64];
+		snprintf(server, sizeof(server), "http://127.0.0.1:%d", b->port);
+		kb_kube_config cfg = {.server = server};
+		kb_err err = {0};
+		b->metrics_client = kb_kube_client_new(b->loop, &cfg, NULL, &err);
+		if (!b->metrics_client) {
+			fail(b, "client for the daemon's /metrics: %s", err.msg);
+			return -1;
+		}
+	}
+	reply r;
+	char what[96];
+	snprintf(what, sizeof(what), "kube-batchd's http://127.0.0.1:%d/metrics", b->port);
+	if (must(b, b->metrics_client, "GET", "/metrics", NULL, 200, what, &r) < 0)
+		return -1;
+	static const struct {
+		const char *name;
+		size_t off;
+	} want[] = {
+		{"kube_batchd_api_requests_total", offsetof(daemon_metrics, api_requests)},
+		{"kube_batchd_binds_total", offsetof(daemon_metrics, binds)},
+		{"kube_batchd_bind_failures_total", offsetof(daemon_metrics, bind_failures)},
+		{"kube_batchd_status_writes_total", offsetof(daemon_metrics, status_writes)},
+		{"kube_batchd_events_total", offsetof(daemon_metrics, events)},
+		{"kube_batchd_sessions_total", offsetof(daemon_metrics, sessions)},
+		{"kube_batchd_session_duration_seconds_sum",
+		 offsetof(daemon_metrics, session_seconds)},
+	};
+	daemon_metrics m;
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		*(double *)((char *)&m + want[i].off) = NAN;
+	char *save = NULL;
+	for (char *line = strtok_r(r.body, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char name[128];
+		double v;
+		if (line[0] == '#' || sscanf(line, "%127s %lf", name, &v) != 2)
+			continue;
+		for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+			if (strcmp(name, want[i].name) == 0)
+				*(double *)((char *)&m + want[i].off) = v;
+	}
+	free(r.body);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		if (isnan(*(double *)((char *)&m + want[i].off))) {
+			fail(b, "%s has no %s", what, want[i].name);
+			return -1;
+		}
+	*ret = m;
+	return 0;
+}
+
+/* ---- statistics and files ------------------------------------------------------------- */
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Nearest-rank percentile of sorted v[0..n). */
+static double pct(const double *v, size_t n, double p)
+{
+	if (n == 0)
+		return NAN;
+	size_t r = (size_t)ceil(p / 100.0 * (double)n);
+	return v[r ? r - 1 : 0];
+}
+
+static double loadavg1(void)
+{
+	double l = NAN;
+	FILE *f = fopen("/proc/loadavg", "re");
+	if (f) {
+		if (fscanf(f, "%lf", &l) != 1)
+			l = NAN;
+		fclose(f);
+	}
+	return l;
+}
+
+/* Opens OUT/name for writing. Returns NULL with the run failed. */
+static FILE *out_open(bench *b, const char *name, char *path, size_t n)
+{
+	snprintf(path, n, "%s/%s", b->o->out, name);
+	FILE *f = fopen(path, "we");
+	if (!f)
+		fail(b, "cannot write \"%s\": %s", path, strerror(errno));
+	return f;
+}
+
+static int out_close(bench *b, FILE *f, const char *path)
+{
+	if (ferror(f) | fclose(f)) {
+		fail(b, "writing \"%s\" failed", path);
+		return -1;
+	}
+	return 0;
+}
+
+/* Counts of the times t[0..n) (sorted) in 1 s windows from t0; writes them
+ * as "t_s binds" to OUT/name. *ret_counts (owned by the caller) and
+ * *ret_nwin get the windows. Returns 0 or -1 with the run failed. */
+static int windows_write(bench *b, const char *name, const double *t, size_t n, double t0,
+			 double **ret_counts, size_t *ret_nwin)
+{
+	size_t nwin = n ? (size_t)floor(t[n - 1] - t0) + 1 : 0;
+	double *c = calloc(nwin + 1, sizeof(double));
+	if (!c) {
+		fail(b, "%s: out of memory", name);
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		size_t w = t[i] > t0 ? (size_t)floor(t[i] - t0) : 0;
+		c[w < nwin ? w : nwin - 1]++;
+	}
+	char path[4096];
+	FILE *f = out_open(b, name, path, sizeof(path));
+	if (!f) {
+		free(c);
+		return -1;
+	}
+	fprintf(f, "# t_s binds (1 s windows from the first %s)\n",
+		strstr(name, "raw") ? "bind request" : "bind");
+	for (size_t w = 0; w < nwin; w++)
+		fprintf(f, "%zu %.0f\n", w, c[w]);
+	if (out_close(b, f, path) < 0) {
+		free(c);
+		return -1;
+	}
+	*ret_counts = c;
+	*ret_nwin = nwin;
+	return 0;
+}
+
+/* Writes sorted samples (ms) as the CDF "ms fraction" to OUT/name. */
+static int cdf_write(bench *b, const char *name, const double *v, size_t n)
+{
+	char path[4096];
+	FILE *f = out_open(b, name, path, sizeof(path));
+	if (!f)
+		return -1;
+	fprintf(f, "# ms fraction (%zu samples, sorted)\n", n);
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, "%.3f %.6f\n", v[i], (double)(i + 1) / (double)n);
+	return out_close(b, f, path);
+}
+
+/* ---- setup -------------------------------------------------------------------------- */
+
+static int make_namespaces(bench *b)
+{
+	for (int k = 0; k < NPHASES; k++) {
+		char body[256], what[128];
+		snprintf(body, sizeof(body),
+			 "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"%s\"}}",
+			 b->ph[k].ns);
+		snprintf(what, sizeof(what), "Namespace \"%s\"", b->ph[k].ns);
+		if (must(b, b->admin, "POST", "/api/v1/namespaces", body, 201, what, NULL) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int make_nodes(bench *b)
+{
+	pump p = {.b = b, .c = b->admin, .what = "creating nodes", .total = (size_t)b->o->nodes,
+		  .max_inflight = (size_t)b->o->create_inflight, .want1 = 201,
+		  .build = build_node};
+	double t0 = now_s();
+	if (pump_run(&p) < 0)
+		return -1;
+	kb_info("setup: %d nodes created in %.2f s", b->o->nodes, now_s() - t0);
+	return 0;
+}
+
+/* Creates the pods of phase k (PodGroups first when it has gangs) with the
+ * admin's client. Returns 0 or -1 with the run failed. */
+static int create_pods(bench *b, int k, double *ret_pods_per_sec)
+{
+	phase *ph = &b->ph[k];
+	phase_pump pp = {.k = k};
+	pump pg = {.b = b, .c = b->admin, .what = "creating PodGroups", .total = ph->ngangs,
+		   .max_inflight = (size_t)b->o->create_inflight, .want1 = 201,
+		   .build = build_podgroup_create, .ctx = &pp};
+	pump pods = {.b = b, .c = b->admin, .what = "creating pods", .total = ph->npods,
+		     .max_inflight = (size_t)b->o->create_inflight, .want1 = 201,
+		     .build = build_pod_create, .ctx = &pp};
+	if (pump_run(&pg) < 0 || pump_run(&pods) < 0)
+		return -1;
+	*ret_pods_per_sec = (double)ph->npods / (pods.t_last - pods.t_first);
+	kb_info("%s: %zu pods%s created in namespace \"%s\" (%.0f pods/s)", PHASE_TAG[k],
+		ph->npods, ph->ngangs ? " and their PodGroups" : "", ph->ns, *ret_pods_per_sec);
+	return 0;
+}
+
+/* ---- phase 1: raw binding capacity ---------------------------------------------------- */
+
+/* Keeps the answer time of each bind (in t_bound: the raw phase is not watched). */
+static void raw_bind_ok(pump *p, size_t j, double t)
+{
+	phase_pump *pp = p->ctx;
+	p->b->ph[PH_RAW].t_bound[pp->offset + j] = t;
+}
+
+static int phase_raw(bench *b)
+{
+	const e2e_opts *o = b->o;
+	phase *ph = &b->ph[PH_RAW];
+	double create_rate;
+	if (create_pods(b, PH_RAW, &create_rate) < 0)
+		return -1;
+	res_num(b, "pod_creates_per_sec", create_rate);
+
+	/* Bind, level by level. */
+	json_t *levels = json_object();
+	double best = 0, t_first = 0;
+	int best_level = 0;
+	size_t done = 0;
+	for (int l = 0; l < o->nlevels; l++) {
+		size_t n = ph->npods / (size_t)o->nlevels + (l < (int)(ph->npods % (size_t)o->nlevels));
+		phase_pump pp = {.k = PH_RAW, .offset = done};
+		pump p = {.b = b, .c = b->binder, .what = "binding pods (raw)", .total = n,
+			  .max_inflight = (size_t)o->raw_inflight[l], .want1 = 201,
+			  .build = build_binding, .on_ok = raw_bind_ok, .ctx = &pp};
+		if (pump_run(&p) < 0) {
+			json_decref(levels);
+			return -1;
+		}
+		if (l == 0)
+			t_first = p.t_first;
+		double rate = (double)n / (p.t_last - p.t_first);
+		char key[16];
+		snprintf(key, sizeof(key), "%d", o->raw_inflight[l]);
+		json_object_set_new(levels, key, json_real(rate));
+		kb_info("raw: %zu binds with %d in flight in %.2f s: %.0f binds/s (load %.2f)", n,
+			o->raw_inflight[l], p.t_last - p.t_first, rate, loadavg1());
+		if (rate > best) {
+			best = rate;
+			best_level = o->raw_inflight[l];
+		}
+		done += n;
+	}
+	json_object_set_new(b->res, "raw_binds_per_sec_by_inflight", levels);
+	res_num(b, "raw_binds_per_sec", best);
+	res_int(b, "raw_inflight", best_level);
+	res_num(b, "raw_loadavg", loadavg1());
+
+	/* Per-second answers over the whole raw binding (every level). */
+	double *t = malloc((ph->npods + 1) * sizeof(double)), *counts = NULL;
+	size_t nwin;
+	if (!t) {
+		fail(b, "raw: out of memory");
+		return -1;
+	}
+	memcpy(t, ph->t_bound, ph->npods * sizeof(double));
+	qsort(t, ph->npods, sizeof(double), cmp_double);
+	int r = windows_write(b, "raw_per_sec.csv", t, ph->npods, t_first, &counts, &nwin);
+	free(t);
+	free(counts);
+	if (r < 0)
+		return -1;
+
+	phase_pump pp = {.k = PH_RAW};
+	pump del = {.b = b, .c = b->admin, .what = "deleting the raw phase's pods",
+		    .total = ph->npods, .max_inflight = (size_t)o->create_inflight, .want1 = 200,
+		    .want2 = 202, .build = build_pod_delete, .ctx = &pp};
+	double t0 = now_s();
+	if (pump_run(&del) < 0)
+		return -1;
+	kb_info("raw: %zu pods deleted in %.2f s", ph->npods, now_s() - t0);
+	return 0;
+}
+
+/* ---- phase 2: the scheduler's burst ----------------------------------------------------- */
+
+/* Sorted bind times of phase k (bound pods only); *ret owned by the caller. */
+static size_t bound_times(bench *b, int k, double **ret)
+{
+	phase *ph = &b->ph[k];
+	double *t = malloc((ph->npods + 1) * sizeof(double));
+	size_t n = 0;
+	if (!t)
+		return 0;
+	for (size_t i = 0; i < ph->npods; i++)
+		if (ph->t_bound[i] > 0)
+			t[n++] = ph->t_bound[i];
+	qsort(t, n, sizeof(double), cmp_double);
+	*ret = t;
+	return n;
+}
+
+/* The daemon's counters into the results, keys prefixed; per pod = per bind. */
+static void metrics_put(bench *b, const char *prefix, const daemon_metrics *m)
+{
+	char key[96];
+	struct {
+		const char *name;
+		double v;
+	} f[] = {{"api_requests", m->api_requests}, {"binds", m->binds},
+		 {"bind_failures", m->bind_failures}, {"status_writes", m->status_writes},
+		 {"events", m->events},                {"sessions", m->sessions}};
+	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
+		snprintf(key, sizeof(key), "%s%s_total", prefix, f[i].name);
+		res_num(b, key, f[i].v);
+	}
+	snprintf(key, sizeof(key), "%sapi_requests_per_pod", prefix);
+	res_num(b, key, m->binds > 0 ? m->api_requests / m->binds : NAN);
+	snprintf(key, sizeof(key), "%sstatus_writes_per_pod", prefix);
+	res_num(b, key, m->binds > 0 ? m->status_writes / m->binds : NAN);
+	snprintf(key, sizeof(key), "%sevents_per_pod", prefix);
+	res_num(b, key, m->binds > 0 ? m->events / m->binds : NAN);
+	snprintf(key, sizeof(key), "%ssession_ms_mean", prefix);
+	res_num(b, key, m->sessions > 0 ? m->session_seconds / m->sessions * 1000.0 : NAN);
+}
+
+/* How long each gang of phase k stayed partly bound: last member bound -
+ * first member bound, ms; p50, p99 and max into the results as
+ * <prefix>_gang_spread_{p50,p99,max}_ms. (A failed bind of one member is
+ * retried by a later session while the others are already bound.) */
+static void gang_spread_put(bench *b, int k, const char *prefix)
+{
+	phase *ph = &b->ph[k];
+	double *v = malloc((ph->ngangs + 1) * sizeof(double));
+	if (!v)
+		return;
+	for (size_t g = 0; g < ph->ngangs; g++) {
+		double lo = INFINITY, hi = 0;
+		for (size_t i = ph->gang_first[g]; i < ph->gang_first[g + 1]; i++) {
+			lo = ph->t_bound[i] < lo ? ph->t_bound[i] : lo;
+			hi = ph->t_bound[i] > hi ? ph->t_bound[i] : hi;
+		}
+		v[g] = (hi - lo) * 1000.0;
+	}
+	qsort(v, ph->ngangs, sizeof(double), cmp_double);
+	char key[96];
+	snprintf(key, sizeof(key), "%s_gang_spread_p50_ms", prefix);
+	res_num(b, key, pct(v, ph->ngangs, 50));
+	snprintf(key, sizeof(key), "%s_gang_spread_p99_ms", prefix);
+	res_num(b, key, pct(v, ph->ngangs, 99));
+	snprintf(key, sizeof(key), "%s_gang_spread_max_ms", prefix);
+	res_num(b, key, ph->ngangs ? v[ph->ngangs - 1] : NAN);
+	free(v);
+}
+
+static int phase_sched(bench *b)
+{
+	const e2e_opts *o = b->o;
+	phase *ph = &b->ph[PH_SCHED];
+	double create_rate;
+	if (create_pods(b, PH_SCHED, &create_rate) < 0 ||
+	    wait_pods(b, PH_SCHED, false, o->timeout_s) < 0)
+		return -1;
+	kb_info("sched: all %zu pods (%zu gangs of %d-%d) seen on the watch; starting the daemon",
+		ph->npods, ph->ngangs, o->gang_min, o->gang_max);
+	if (daemon_start(b) < 0 || wait_pods(b, PH_SCHED, true, o->timeout_s) < 0)
+		return -1;
+
+	double *t = NULL, *counts = NULL;
+	size_t n = bound_times(b, PH_SCHED, &t), nwin = 0;
+	if (!t) {
+		fail(b, "sched: out of memory");
+		return -1;
+	}
+	double span = t[n - 1] - t[0];
+	int r = windows_write(b, "sched_per_sec.csv", t, n, t[0], &counts, &nwin);
+	double first_bind_ms = (t[0] - b->t_daemon_start) * 1000.0;
+	free(t);
+	if (r < 0)
+		return -1;
+	/* Full windows only, unless there is just the one. */
+	size_t full = nwin > 1 ? nwin - 1 : nwin;
+	if (nwin == 1 && span > 0)
+		counts[0] = (double)n / span;
+	qsort(counts, full, sizeof(double), cmp_double);
+	double avg = span > 0 ? (double)n / span : (double)n;
+	res_num(b, "sched_binds_per_sec", avg);
+	res_num(b, "sched_binds_p50_per_sec", pct(counts, full, 50));
+	res_num(b, "sched_binds_p99_per_sec", pct(counts, full, 99));
+	res_num(b, "sched_binds_min_per_sec", full ? counts[0] : NAN);
+	res_int(b, "sched_windows", (long long)full);
+	res_num(b, "sched_span_ms", span * 1000.0);
+	res_num(b, "sched_first_bind_ms", first_bind_ms);
+	res_num(b, "sched_loadavg", loadavg1());
+	kb_info("sched: %zu pods bound in %.2f s from the first bind (%.0f ms after the daemon "
+		"started): %.0f binds/s, windows p50 %.0f p99 %.0f (load %.2f)",
+		n, span, first_bind_ms, avg, pct(counts, full, 50), pct(counts, full, 99),
+		loadavg1());
+	free(counts);
+	gang_spread_put(b, PH_SCHED, "sched");
+	double raw = json_real_value(json_object_get(b->res, "raw_binds_per_sec"));
+	res_num(b, "sched_vs_raw", raw > 0 ? avg / raw : NAN);
+
+	pause_s(b, SETTLE_PERIODS * o->period_ms / 1000.0);
+	daemon_metrics m;
+	if (b->failed || daemon_metrics_read(b, &m) < 0)
+		return -1;
+	metrics_put(b, "sched_", &m);
+	kb_info("sched: daemon metrics: %.0f API requests, %.0f binds, %.0f status writes, "
+		"%.0f events, %.0f sessions",
+		m.api_requests, m.binds, m.status_writes, m.events, m.sessions);
+	return 0;
+}
+
+/* ---- phase 3: latency with the daemon running -------------------------------------------- */
+
+typedef struct lat_state lat_state;
+
+/* The context of one request of phase 3: gang or pod i. */
+typedef struct lat_op {
+	lat_state *ls;
+	size_t i;
+} lat_op;
+
+struct lat_state {
+	bench *b;
+	size_t next_gang, pg_done, pods_sent;
+	ev_timer pacer;
+	lat_op *pg_ops;  /* one per gang (ctx of the PodGroup create) */
+	lat_op *pod_ops; /* one per pod */
+};
+
+static void lat_pod_done(void *ctx, int status, const char *body, size_t len)
+{
+	lat_op *op = ctx;
+	bench *b = op->ls->b;
+	if (status != 201) {
+		char msg[400];
+		status_message(body, len, msg, sizeof(msg));
+		fail(b, "lat: POST Pod \"%s/p%zu\": HTTP %d: %s", b->ph[PH_LAT].ns, op->i, status,
+		     msg);
+	}
+}
+
+static void lat_pg_done(void *ctx, int status, const char *body, size_t len)
+{
+	lat_op *op = ctx;
+	lat_state *ls = op->ls;
+	bench *b = ls->b;
+	phase *ph = &b->ph[PH_LAT];
+	size_t g = op->i;
+	if (status != 201) {
+		char msg[400];
+		status_message(body, len, msg, sizeof(msg));
+		fail(b, "lat: POST PodGroup \"%s/g%zu\": HTTP %d: %s", ph->ns, g, status, msg);
+		return;
+	}
+	ls->pg_done++;
+	for (size_t i = ph->gang_first[g]; i < ph->gang_first[g + 1]; i++) {
+		char body_buf[2048], path[256];
+		if (pod_body(b, PH_LAT, i, body_buf, sizeof(body_buf)) < 0) {
+			fail(b, "lat: Pod \"%s/p%zu\" does not fit its buffer", ph->ns, i);
+			return;
+		}
+		snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods", ph->ns);
+		ls->pod_ops[i] = (lat_op){.ls = ls, .i = i};
+		ph->t_create[i] = now_s();
+		int e = kb_kube_request(b->admin, "POST", path, body_buf, NULL, lat_pod_done,
+					&ls->pod_ops[i]);
+		if (e < 0) {
+			fail(b, "lat: POST Pod \"%s/p%zu\": %s", ph->ns, i, strerror(-e));
+			return;
+		}
+		ls->pods_sent++;
+	}
+}
+
+static void lat_pace(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	lat_state *ls = w->data;
+	bench *b = ls->b;
+	phase *ph = &b->ph[PH_LAT];
+	if (b->failed || ls->next_gang >= ph->ngangs) {
+		ev_timer_stop(loop, w);
+		return;
+	}
+	size_t g = ls->next_gang++;
+	char body[1024], path[256];
+	if (podgroup_body(b, PH_LAT, g, body, sizeof(body)) < 0) {
+		fail(b, "lat: PodGroup g%zu does not fit its buffer", g);
+		return;
+	}
+	snprintf(path, sizeof(path), PG_API "/namespaces/%s/podgroups", ph->ns);
+	ls->pg_ops[g] = (lat_op){.ls = ls, .i = g};
+	ph->t_pg[g] = now_s();
+	int e = kb_kube_request(b->admin, "POST", path, body, NULL, lat_pg_done, &ls->pg_ops[g]);
+	if (e < 0)
+		fail(b, "lat: POST PodGroup \"%s/g%zu\": %s", ph->ns, g, strerror(-e));
+}
+
+static bool lat_all_sent(bench *b, void *ctx)
+{
+	lat_state *ls = ctx;
+	return ls->pods_sent == b->ph[PH_LAT].npods;
+}
+
+/* Latency samples: per pod create->bound and per gang complete, sorted, in
+ * ms, written as CDFs; percentiles into the results. */
+static int lat_results(bench *b)
+{
+	phase *ph = &b->ph[PH_LAT];
+	double *pod = malloc((ph->npods + 1) * sizeof(double));
+	double *gang = malloc((ph->ngangs + 1) * sizeof(double));
+	if (!pod || !gang) {
+		free(pod);
+		free(gang);
+		fail(b, "lat: out of memory");
+		return -1;
+	}
+	for (size_t i = 0; i < ph->npods; i++)
+		pod[i] = (ph->t_bound[i] - ph->t_create[i]) * 1000.0;
+	for (size_t g = 0; g < ph->ngangs; g++) {
+		double last = 0;
+		for (size_t i = ph->gang_first[g]; i < ph->gang_first[g + 1]; i++)
+			last = ph->t_bound[i] > last ? ph->t_bound[i] : last;
+		gang[g] = (last - ph->t_pg[g]) * 1000.0;
+	}
+	qsort(pod, ph->npods, sizeof(double), cmp_double);
+	qsort(gang, ph->ngangs, sizeof(double), cmp_double);
+	res_num(b, "create_to_bound_p50_ms", pct(pod, ph->npods, 50));
+	res_num(b, "create_to_bound_p99_ms", pct(pod, ph->npods, 99));
+	res_num(b, "create_to_bound_max_ms", pod[ph->npods - 1]);
+	res_num(b, "gang_complete_p50_ms", pct(gang, ph->ngangs, 50));
+	res_num(b, "gang_complete_p99_ms", pct(gang, ph->ngangs, 99));
+	res_num(b, "gang_complete_max_ms", gang[ph->ngangs - 1]);
+	kb_info("lat: create->bound p50 %.0f ms p99 %.0f ms; gang complete p50 %.0f ms p99 %.0f "
+		"ms (%zu pods, %zu gangs; load %.2f)",
+		pct(pod, ph->npods, 50), pct(pod, ph->npods, 99), pct(gang, ph->ngangs, 50),
+		pct(gang, ph->ngangs, 99), ph->npods, ph->ngangs, loadavg1());
+	int r = cdf_write(b, "create_to_bound.csv", pod, ph->npods);
+	if (r == 0)
+		r = cdf_write(b, "gang_complete.csv", gang, ph->ngangs);
+	free(pod);
+	free(gang);
+	return r;
+}
+
+static int phase_lat(bench *b)
+{
+	const e2e_opts *o = b->o;
+	phase *ph = &b->ph[PH_LAT];
+	lat_state ls = {.b = b};
+	ls.pg_ops = calloc(ph->ngangs + 1, sizeof(lat_op));
+	ls.pod_ops = calloc(ph->npods + 1, sizeof(lat_op));
+	int r = -1;
+	if (!ls.pg_ops || !ls.pod_ops) {
+		fail(b, "lat: out of memory");
+		goto out;
+	}
+	double interval = o->gang_interval_ms / 1000.0, t0 = now_s();
+	ev_now_update(b->loop);
+	ev_timer_init(&ls.pacer, lat_pace, 0., interval);
+	ls.pacer.data = &ls;
+	ev_timer_start(b->loop, &ls.pacer);
+	double budget = o->timeout_s + (double)ph->ngangs * interval;
+	if (!run_until(b, lat_all_sent, &ls, budget)) {
+		if (!b->failed)
+			fail(b, "lat: only %zu of %zu pods created after %.0f s", ls.pods_sent,
+			     ph->npods, budget);
+		goto out;
+	}
+	kb_info("lat: %zu gangs, %zu pods created at one gang every %.0f ms in %.2f s",
+		ph->ngangs, ph->npods, o->gang_interval_ms, now_s() - t0);
+	if (wait_pods(b, PH_LAT, true, o->timeout_s) < 0 || lat_results(b) < 0)
+		goto out;
+	gang_spread_put(b, PH_LAT, "lat");
+	res_num(b, "lat_loadavg", loadavg1());
+	pause_s(b, SETTLE_PERIODS * o->period_ms / 1000.0);
+	daemon_metrics m;
+	if (b->failed || daemon_metrics_read(b, &m) < 0)
+		goto out;
+	metrics_put(b, "", &m);
+	kb_info("end: daemon metrics: %.0f API requests, %.0f binds (%.2f requests per pod), "
+		"%.0f status writes, %.0f events, %.0f sessions",
+		m.api_requests, m.binds, m.binds > 0 ? m.api_requests / m.binds : NAN,
+		m.status_writes, m.events, m.sessions);
+	r = 0;
+out:
+	ev_timer_stop(b->loop, &ls.pacer);
+	/* Requests of this phase still in flight must not call back into ls
+	 * (its pods' creates may still be answering when they are bound). */
+	for (size_t g = 0; ls.pg_ops && g < ph->ngangs; g++)
+		kb_kube_cancel(b->admin, &ls.pg_ops[g]);
+	for (size_t i = 0; ls.pod_ops && i < ph->npods; i++)
+		kb_kube_cancel(b->admin, &ls.pod_ops[i]);
+	free(ls.pg_ops);
+	free(ls.pod_ops);
+	return r;
+}
+
+/* ---- cleanup -------------------------------------------------------------------------- */
+
+/* Deletes what the run made (best effort, logged): pods (grace 0) and
+ * PodGroups of every phase, and the nodes. Namespaces stay (no namespace
+ * controller would finish deleting them). */
+static void cleanup_cluster(bench *b)
+{
+	char path[512];
+	for (int k = 0; k < NPHASES; k++) {
+		if (!b->ph[k].ns[0])
+			continue;
+		snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods?gracePeriodSeconds=0",
+			 b->ph[k].ns);
+		int st = call(b, b->admin, "DELETE", path, NULL, NULL, NULL);
+		if (st != 200)
+			kb_warn("cleanup: DELETE pods in namespace \"%s\": HTTP %d", b->ph[k].ns, st);
+		snprintf(path, sizeof(path), PG_API "/namespaces/%s/podgroups", b->ph[k].ns);
+		st = call(b, b->admin, "DELETE", path, NULL, NULL, NULL);
+		if (st != 200)
+			kb_warn("cleanup: DELETE PodGroups in namespace \"%s\": HTTP %d", b->ph[k].ns,
+				st);
+	}
+	snprintf(path, sizeof(path), "/api/v1/nodes?labelSelector=" LABEL_NODE "%%3D%s", b->run);
+	int st = call(b, b->admin, "DELETE", path, NULL, NULL, NULL);
+	if (st != 200)
+		kb_warn("cleanup: DELETE nodes labelled %s=%s: HTTP %d", LABEL_NODE, b->run, st);
+	kb_info("cleanup: deleted the run's pods, PodGroups and nodes");
+}
+
+/* ---- results ---------------------------------------------------------------------------- */
+
+static int results_write(bench *b)
+{
+	const e2e_opts *o = b->o;
+	res_int(b, "nodes", o->nodes);
+	res_int(b, "pods", o->pods);
+	res_int(b, "gangs", (long long)b->ph[PH_SCHED].ngangs);
+	res_int(b, "latency_pods", o->latency_pods);
+	res_int(b, "latency_gangs", (long long)b->ph[PH_LAT].ngangs);
+	res_int(b, "gang_min", o->gang_min);
+	res_int(b, "gang_max", o->gang_max);
+	res_int(b, "schedule_period_ms", o->period_ms);
+	res_num(b, "gang_interval_ms", o->gang_interval_ms);
+	res_num(b, "daemon_qps", o->daemon_qps);
+	res_int(b, "daemon_burst", o->daemon_burst);
+	res_int(b, "raw_as_admin", o->raw_as_admin);
+	res_int(b, "watch_restarts", b->watch_restarts);
+	json_t *top = json_pack("{s:O}", "e2e", b->res);
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/e2e.json", o->out);
+	int r = json_dump_file(top, path, JSON_INDENT(1) | JSON_SORT_KEYS | JSON_REAL_PRECISION(6));
+	json_decref(top);
+	if (r < 0) {
+		fail(b, "cannot write \"%s\"", path);
+		return -1;
+	}
+	kb_info("results in %s", path);
+	return 0;
+}
+
+/* ---- main ------------------------------------------------------------------------------ */
+
+static void on_signal(struct ev_loop *loop, ev_signal *w, int revents)
+{
+	fail(w->data, "interrupted by signal %d", w->signum);
+}
+
+static kb_kube_client *client_for(bench *b, const char *kubeconfig, kb_kube_config *cfg)
+{
+	kb_err err = {0};
+	if (kb_kube_config_load(kubeconfig, NULL, cfg, &err) < 0) {
+		fail(b, "kubeconfig \"%s\": %s", kubeconfig, err.msg);
+		return NULL;
+	}
+	/* The driver sends as fast as the server answers: no client-side limit. */
+	kb_kube_client_options co = {.qps = 1e9, .burst = 1 << 30, .timeout_ms = 60000};
+	kb_kube_client *c = kb_kube_client_new(b->loop, cfg, &co, &err);
+	if (!c)
+		fail(b, "API client for \"%s\": %s", kubeconfig, err.msg);
+	return c;
+}
+
+static int run(bench *b)
+{
+	const e2e_opts *o = b->o;
+	double t0 = now_s();
+	kb_info("run %s: %d nodes; raw and scheduler phases %d pods; latency phase %d pods; "
+		"gangs of %d-%d; schedule period %d ms",
+		b->run, o->nodes, o->pods, o->latency_pods, o->gang_min, o->gang_max, o->period_ms);
+	if (make_namespaces(b) < 0 || make_nodes(b) < 0 || watch_open(b) < 0)
+		return -1;
+	if ((o->phases & 1u << PH_RAW) && phase_raw(b) < 0)
+		return -1;
+	if ((o->phases & 1u << PH_SCHED) && phase_sched(b) < 0)
+		return -1;
+	if ((o->phases & 1u << PH_LAT) && !(o->phases & 1u << PH_SCHED) && daemon_start(b) < 0)
+		return -1;
+	if ((o->phases & 1u << PH_LAT) && phase_lat(b) < 0)
+		return -1;
+	res_num(b, "wall_s", now_s() - t0);
+	return results_write(b);
+}
+
+/* "raw,sched,lat" (any subset) into o->phases. */
+static int parse_phases(const char *s, e2e_opts *o)
+{
+	char buf[64];
+	snprintf(buf, sizeof(buf), "%s", s);
+	o->phases = 0;
+	char *save = NULL;
+	for (char *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+		int k = 0;
+		while (k < NPHASES && strcmp(w, PHASE_TAG[k]) != 0)
+			k++;
+		if (k == NPHASES)
+			return -1;
+		o->phases |= 1u << k;
+	}
+	return o->phases ? 0 : -1;
+}
+
+static int parse_levels(const char *s, e2e_opts *o)
+{
+	char *end;
+	o->nlevels = 0;
+	while (*s) {
+		long v = strtol(s, &end, 10);
+		if (end == s || v < 1 || v > 100000 || o->nlevels == MAX_LEVELS)
+			return -1;
+		o->raw_inflight[o->nlevels++] = (int)v;
+		s = *end == ',' ? end + 1 : end;
+		if (*end && *end != ',')
+			return -1;
+	}
+	return o->nlevels ? 0 : -1;
+}
+
+static void usage(FILE *f)
+{
+	fputs("usage: bench-e2e --admin ADMIN_KUBECONFIG --scheduler-kubeconfig SCHED_KUBECONFIG\n"
+	      "                 --daemon KUBE_BATCHD --out DIR [--nodes N] [--pods N]\n"
+	      "                 [--latency-pods N] [--gang-min N] [--gang-max N]\n"
+	      "                 [--create-inflight N] [--raw-inflight N[,N...]]\n"
+	      "                 [--raw-as scheduler|admin] [--gang-interval-ms MS]\n"
+	      "                 [--schedule-period-ms MS] [--daemon-qps Q] [--daemon-burst B]\n"
+	      "                 [--daemon-v N] [--scheduler-conf F] [--timeout S] [--seed N]\n"
+	      "                 [--cleanup] [--phases raw,sched,lat]\n",
+	      f);
+}
+
+/* Parses the command line into *o. Returns 0, or 2 (usage printed). */
+static int parse_args(int argc, char **argv, e2e_opts *o)
+{
+	*o = (e2e_opts){.nodes = 1000, .pods = 10000, .latency_pods = 3000, .gang_min = 2,
+			.gang_max = 16, .create_inflight = 128, .raw_inflight = {128}, .nlevels = 1,
+			.gang_interval_ms = 75, .period_ms = 1000, .daemon_qps = 5000,
+			.daemon_burst = 10000, .daemon_v = 1, .timeout_s = 300, .seed = 1,
+			.phases = (1u << NPHASES) - 1};
+	enum { O_ADMIN = 256, O_SCHED, O_DAEMON, O_OUT, O_NODES, O_PODS, O_LPODS, O_GMIN, O_GMAX,
+	       O_CIN, O_RIN, O_RAWAS, O_GINT, O_PERIOD, O_QPS, O_BURST, O_DV, O_CONF, O_TIMEOUT,
+	       O_SEED, O_CLEANUP, O_PHASES };
+	static const struct option lo[] = {
+		{"admin", required_argument, NULL, O_ADMIN},
+		{"scheduler-kubeconfig", required_argument, NULL, O_SCHED},
+		{"daemon", required_argument, NULL, O_DAEMON},
+		{"out", required_argument, NULL, O_OUT},
+		{"nodes", required_argument, NULL, O_NODES},
+		{"pods", required_argument, NULL, O_PODS},
+		{"latency-pods", required_argument, NULL, O_LPODS},
+		{"gang-min", required_argument, NULL, O_GMIN},
+		{"gang-max", required_argument, NULL, O_GMAX},
+		{"create-inflight", required_argument, NULL, O_CIN},
+		{"raw-inflight", required_argument, NULL, O_RIN},
+		{"raw-as", required_argument, NULL, O_RAWAS},
+		{"gang-interval-ms", required_argument, NULL, O_GINT},
+		{"schedule-period-ms", required_argument, NULL, O_PERIOD},
+		{"daemon-qps", required_argument, NULL, O_QPS},
+		{"daemon-burst", required_argument, NULL, O_BURST},
+		{"daemon-v", required_argument, NULL, O_DV},
+		{"scheduler-conf", required_argument, NULL, O_CONF},
+		{"timeout", required_argument, NULL, O_TIMEOUT},
+		{"seed", required_argument, NULL, O_SEED},
+		{"cleanup", no_argument, NULL, O_CLEANUP},
+		{"phases", required_argument, NULL, O_PHASES},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	int c;
+	bool bad = false;
+	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		switch (c) {
+		case O_ADMIN: o->admin_kubeconfig = optarg; break;
+		case O_SCHED: o->sched_kubeconfig = optarg; break;
+		case O_DAEMON: o->daemon = optarg; break;
+		case O_OUT: o->out = optarg; break;
+		case O_NODES: o->nodes = atoi(optarg); break;
+		case O_PODS: o->pods = atoi(optarg); break;
+		case O_LPODS: o->latency_pods = atoi(optarg); break;
+		case O_GMIN: o->gang_min = atoi(optarg); break;
+		case O_GMAX: o->gang_max = atoi(optarg); break;
+		case O_CIN: o->create_inflight = atoi(optarg); break;
+		case O_RIN: bad |= parse_levels(optarg, o) < 0; break;
+		case O_RAWAS:
+			bad |= strcmp(optarg, "admin") != 0 && strcmp(optarg, "scheduler") != 0;
+			o->raw_as_admin = strcmp(optarg, "admin") == 0;
+			break;
+		case O_GINT: o->gang_interval_ms = atof(optarg); break;
+		case O_PERIOD: o->period_ms = atoi(optarg); break;
+		case O_QPS: o->daemon_qps = atof(optarg); break;
+		case O_BURST: o->daemon_burst = atoi(optarg); break;
+		case O_DV: o->daemon_v = atoi(optarg); break;
+		case O_CONF: o->daemon_conf = optarg; break;
+		case O_TIMEOUT: o->timeout_s = atof(optarg); break;
+		case O_SEED: o->seed = strtoull(optarg, NULL, 10); break;
+		case O_CLEANUP: o->cleanup = true; break;
+		case O_PHASES: bad |= parse_phases(optarg, o) < 0; break;
+		case 'h': usage(stdout); exit(0);
+		default: bad = true;
+		}
+	}
+	if (bad || optind != argc || !o->admin_kubeconfig || !o->sched_kubeconfig || !o->daemon ||
+	    !o->out || o->nodes < 1 || o->pods < 1 || o->latency_pods < 1 || o->gang_min < 1 ||
+	    o->gang_max < o->gang_min || o->create_inflight < 1 || o->gang_interval_ms <= 0 ||
+	    o->period_ms < 1 || o->daemon_qps <= 0 || o->daemon_burst < 1 || o->timeout_s <= 0 ||
+	    (size_t)o->pods / (size_t)o->nlevels < 1) {
+		usage(stderr);
+		return 2;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	e2e_opts o;
+	int rc = parse_args(argc, argv, &o);
+	if (rc)
+		return rc;
+	kb_log_setup(0, stderr);
+	signal(SIGPIPE, SIG_IGN);
+	if (mkdir(o.out, 0755) < 0 && errno != EEXIST) {
+		kb_error("output directory \"%s\": %s", o.out, strerror(errno));
+		return 1;
+	}
+
+	bench b = {.o = &o, .loop = ev_default_loop(EVFLAG_AUTO), .res = json_object()};
+	kb_kube_config acfg = {0}, wcfg = {0}, scfg = {0};
+	snprintf(b.run, sizeof(b.run), "%04x%02x", (unsigned)(getpid() & 0xffff),
+		 (unsigned)(time(NULL) & 0xff));
+	snprintf(b.daemon_log, sizeof(b.daemon_log), "%s/daemon.log", o.out);
+	ev_signal_init(&b.sigint, on_signal, SIGINT);
+	ev_signal_init(&b.sigterm, on_signal, SIGTERM);
+	b.sigint.data = b.sigterm.data = &b;
+	ev_signal_start(b.loop, &b.sigint);
+	ev_signal_start(b.loop, &b.sigterm);
+
+	uint64_t rng = o.seed;
+	if (phase_init(&b, PH_RAW, (size_t)o.pods, &rng) < 0 ||
+	    phase_init(&b, PH_SCHED, (size_t)o.pods, &rng) < 0 ||
+	    phase_init(&b, PH_LAT, (size_t)o.latency_pods, &rng) < 0) {
+		fail(&b, "out of memory sizing the phases");
+	} else if ((b.admin = client_for(&b, o.admin_kubeconfig, &acfg)) != NULL &&
+		   (b.watcher = client_for(&b, o.admin_kubeconfig, &wcfg)) != NULL) {
+		if (o.raw_as_admin)
+			b.binder = b.admin;
+		else
+			b.binder = client_for(&b, o.sched_kubeconfig, &scfg);
+		if (b.binder)
+			run(&b);
+	}
+
+	int st = daemon_stop(&b);
+	if (b.t_daemon_start > 0 && !b.failed && !(WIFEXITED(st) && WEXITSTATUS(st) == 0))
+		fail(&b, "kube-batchd did not stop cleanly on SIGTERM (status word %d); its log: %s",
+		     st, b.daemon_log);
+	watch_close(&b);
+	if (o.cleanup && b.admin)
+		cleanup_cluster(&b);
+	if (b.binder && b.binder != b.admin)
+		kb_kube_client_free(b.binder);
+	kb_kube_client_free(b.admin);
+	kb_kube_client_free(b.watcher);
+	kb_kube_client_free(b.metrics_client);
+	kb_kube_config_release(&acfg);
+	kb_kube_config_release(&wcfg);
+	kb_kube_config_release(&scfg);
+	for (int k = 0; k < NPHASES; k++)
+		phase_release(&b.ph[k]);
+	json_decref(b.res);
+	ev_signal_stop(b.loop, &b.sigint);
+	ev_signal_stop(b.loop, &b.sigterm);
+	ev_loop_destroy(b.loop);
+	if (b.failed) {
+		fprintf(stderr, "bench-e2e: FAILED: %s\n", b.err);
+		return 1;
+	}
+	return 0;
+}
