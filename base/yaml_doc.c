@@ -1,5 +1,10 @@
 /* yaml_doc.c - YAML files as trees of nodes, built from libyaml's events.
  *
+ * One loader serves both ways in: kb_yaml_load_buffer() keeps every
+ * document's tree in the file's arena; a kb_yaml_stream resets its arena
+ * before each document, reading the file through a libyaml read handler,
+ * so only one tree and libyaml's buffers are in memory at a time.
+ *
  * The loader keeps a stack of open collections (at most KB_YAML_MAX_DEPTH),
  * each collecting its children in a heap array that is copied into the
  * file's arena when the collection ends. Anchors live in a small hash table
@@ -21,6 +26,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -53,9 +59,18 @@ typedef struct yd_anchor {
 } yd_anchor;
 
 typedef struct yd_loader {
-	kb_yaml_file *f;
+	kb_arena *arena; /* where nodes and strings go */
 	kb_err *err;
 	const char *name;
+	/* Where the text comes from, for the position of a reader error (which
+	 * libyaml gives as a byte offset): the buffer, or a file descriptor to
+	 * read the file again with. */
+	const char *buf;
+	size_t len;
+	int fd;
+	/* Set by the file reader when it fails: the errno, or the size limit. */
+	int read_errno;
+	bool too_big;
 
 	yd_frame stack[KB_YAML_MAX_DEPTH];
 	int depth;
@@ -68,8 +83,6 @@ typedef struct yd_loader {
 	uint64_t nodes; /* walker-visible nodes in the file so far */
 
 	const kb_yaml_node *root; /* of the current document */
-	const kb_yaml_node **docs; /* heap */
-	size_t ndocs, docs_cap;
 } yd_loader;
 
 static int oom(yd_loader *L)
@@ -185,7 +198,7 @@ static int count_nodes(yd_loader *L, uint64_t n, const yaml_mark_t *m)
 
 static kb_yaml_node *new_node(yd_loader *L, kb_yaml_kind kind, const yaml_mark_t *m)
 {
-	kb_yaml_node *n = kb_arena_alloc(&L->f->arena, sizeof(*n));
+	kb_yaml_node *n = kb_arena_alloc(L->arena, sizeof(*n));
 	if (!n)
 		return NULL;
 	n->kind = kind;
@@ -245,14 +258,14 @@ static int on_scalar(yd_loader *L, const yaml_event_t *ev)
 	const char *value = (const char *)ev->data.scalar.value;
 	const char *tag = (const char *)ev->data.scalar.tag;
 	n->len = ev->data.scalar.length;
-	n->str = kb_arena_strndup(&L->f->arena, value ? value : "", value ? n->len : 0);
+	n->str = kb_arena_strndup(L->arena, value ? value : "", value ? n->len : 0);
 	if (!n->str)
 		return oom(L);
 	/* "!!str 12" and "! 12" are strings even when unquoted. */
 	n->plain = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
 		   !(tag && (strcmp(tag, YAML_STR_TAG) == 0 || strcmp(tag, "!") == 0));
 	if (ev->data.scalar.anchor) {
-		const char *name = kb_arena_strdup(&L->f->arena, (const char *)ev->data.scalar.anchor);
+		const char *name = kb_arena_strdup(L->arena, (const char *)ev->data.scalar.anchor);
 		if (!name || anchor_put(L, name, n, 1, 0) < 0)
 			return oom(L);
 	}
@@ -297,7 +310,7 @@ static int on_collection_start(yd_loader *L, const yaml_event_t *ev, kb_yaml_kin
 	if (!fr->node)
 		return oom(L);
 	if (anchor) {
-		fr->anchor = kb_arena_strdup(&L->f->arena, (const char *)anchor);
+		fr->anchor = kb_arena_strdup(L->arena, (const char *)anchor);
 		if (!fr->anchor)
 			return oom(L);
 	}
@@ -370,7 +383,7 @@ static int on_collection_end(yd_loader *L)
 		if (r < 0)
 			return r;
 		size_t npairs = fr->n / 2;
-		kb_yaml_pair *pairs = kb_arena_calloc(&L->f->arena, npairs ? npairs : 1, sizeof(*pairs));
+		kb_yaml_pair *pairs = kb_arena_calloc(L->arena, npairs ? npairs : 1, sizeof(*pairs));
 		if (!pairs)
 			return oom(L);
 		for (size_t i = 0; i < npairs; i++)
@@ -379,7 +392,7 @@ static int on_collection_end(yd_loader *L)
 		node->n = npairs;
 	} else {
 		const kb_yaml_node **items =
-			kb_arena_calloc(&L->f->arena, fr->n ? fr->n : 1, sizeof(*items));
+			kb_arena_calloc(L->arena, fr->n ? fr->n : 1, sizeof(*items));
 		if (!items)
 			return oom(L);
 		for (size_t i = 0; i < fr->n; i++)
@@ -399,35 +412,60 @@ static int on_collection_end(yd_loader *L)
 	return attach(L, node, weight, height, &m);
 }
 
-static int on_document_end(yd_loader *L)
+/* A position for a byte offset: 1-based line and column (in bytes) of
+ * text[0..end). */
+static void count_position(const char *text, size_t end, size_t *line, size_t *col)
 {
-	const kb_yaml_node *root = L->root;
-	L->root = NULL;
-	if (!root || (root->kind == KB_YAML_SCALAR && root->plain && root->len == 0))
-		return 0; /* an empty document */
-	if (grow((void **)&L->docs, &L->docs_cap, sizeof(*L->docs), L->ndocs + 1) < 0)
-		return oom(L);
-	L->docs[L->ndocs++] = root;
-	return 0;
+	for (size_t i = 0; i < end; i++) {
+		if (text[i] == '\n') {
+			(*line)++;
+			*col = 1;
+		} else {
+			(*col)++;
+		}
+	}
+}
+
+/* The line and column of byte `offset` of the input: counted in the buffer,
+ * or in the file read again from the start (only on this error path). */
+static void offset_position(const yd_loader *L, size_t offset, size_t *ret_line, size_t *ret_col)
+{
+	size_t line = 1, col = 1;
+	if (L->buf) {
+		count_position(L->buf, offset < L->len ? offset : L->len, &line, &col);
+	} else if (L->fd >= 0) {
+		char chunk[16384];
+		off_t at = 0;
+		while ((size_t)at < offset) {
+			size_t want = offset - (size_t)at < sizeof(chunk) ? offset - (size_t)at : sizeof(chunk);
+			ssize_t n = pread(L->fd, chunk, want, at);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0)
+				break;
+			count_position(chunk, (size_t)n, &line, &col);
+			at += n;
+		}
+	}
+	*ret_line = line;
+	*ret_col = col;
 }
 
 /* A message for libyaml's failure. */
-static int parser_error(yd_loader *L, const yaml_parser_t *p, const char *buf, size_t len)
+static int parser_error(yd_loader *L, const yaml_parser_t *p)
 {
+	if (L->read_errno)
+		return kb_err_set(L->err, -L->read_errno, "%s: %s", L->name, strerror(L->read_errno));
+	if (L->too_big)
+		return kb_err_set(L->err, -E2BIG, "%s: larger than %zu MiB", L->name,
+				  KB_YAML_MAX_BYTES >> 20);
 	if (p->error == YAML_MEMORY_ERROR)
 		return oom(L);
 	const char *problem = p->problem ? p->problem : "syntax error";
 	if (p->error == YAML_READER_ERROR) {
 		/* Reader errors carry a byte offset, not a mark. */
-		size_t line = 1, col = 1, end = p->problem_offset < len ? p->problem_offset : len;
-		for (size_t i = 0; i < end; i++) {
-			if (buf[i] == '\n') {
-				line++;
-				col = 1;
-			} else {
-				col++;
-			}
-		}
+		size_t line, col;
+		offset_position(L, p->problem_offset, &line, &col);
 		if (p->problem_value != -1)
 			return kb_err_set(L->err, -EINVAL, "%s:%zu:%zu: %s (#x%X)", L->name, line, col,
 					  problem, (unsigned)p->problem_value);
@@ -441,29 +479,32 @@ static int parser_error(yd_loader *L, const yaml_parser_t *p, const char *buf, s
 			  p->problem_mark.column + 1, problem);
 }
 
-static int load_events(yd_loader *L, const char *buf, size_t len)
+/* Feeds libyaml's events to the loader until a non-empty document ends
+ * (returns 1 with its root in *ret_root), the stream ends (0) or something
+ * fails (a negative errno, with L->err set). Empty documents are skipped.
+ * Cost: O(size of the text consumed). */
+static int next_document(yd_loader *L, yaml_parser_t *parser, const kb_yaml_node **ret_root)
 {
-	yaml_parser_t parser;
-	if (!yaml_parser_initialize(&parser))
-		return oom(L);
-	yaml_parser_set_input_string(&parser, (const unsigned char *)buf, len);
-	int r = 0;
-	for (bool done = false; !done && r == 0;) {
+	for (;;) {
 		yaml_event_t ev;
-		if (!yaml_parser_parse(&parser, &ev)) {
-			r = parser_error(L, &parser, buf, len);
-			break;
-		}
+		if (!yaml_parser_parse(parser, &ev))
+			return parser_error(L, parser);
+		int r = 0;
+		const kb_yaml_node *root = NULL;
+		bool end = false;
 		switch (ev.type) {
 		case YAML_STREAM_END_EVENT:
-			done = true;
+			end = true;
 			break;
 		case YAML_DOCUMENT_START_EVENT:
 			anchors_reset(L);
 			L->root = NULL;
 			break;
 		case YAML_DOCUMENT_END_EVENT:
-			r = on_document_end(L);
+			root = L->root;
+			L->root = NULL;
+			if (root && root->kind == KB_YAML_SCALAR && root->plain && root->len == 0)
+				root = NULL; /* an empty document */
 			break;
 		case YAML_SCALAR_EVENT:
 			r = on_scalar(L, &ev);
@@ -485,11 +526,18 @@ static int load_events(yd_loader *L, const char *buf, size_t len)
 			break;
 		}
 		yaml_event_delete(&ev);
+		if (r < 0)
+			return r;
+		if (end)
+			return 0;
+		if (root) {
+			*ret_root = root;
+			return 1;
+		}
 	}
-	yaml_parser_delete(&parser);
-	return r;
 }
 
+/* Frees the loader's heap memory (not the arena). */
 static void loader_release(yd_loader *L)
 {
 	for (int i = 0; i < L->depth; i++)
@@ -497,7 +545,21 @@ static void loader_release(yd_loader *L)
 	L->depth = 0;
 	free(L->anchors);
 	free(L->index);
-	free(L->docs);
+	L->anchors = NULL;
+	L->index = NULL;
+	L->nanchors = L->anchors_cap = L->index_cap = 0;
+}
+
+/* Closes every open collection (after a failure in the middle of a
+ * document, before the arena that holds their nodes is reset). */
+static void loader_drop_open(yd_loader *L)
+{
+	for (int i = 0; i < L->depth; i++) {
+		free(L->stack[i].kids);
+		L->stack[i] = (yd_frame){ 0 };
+	}
+	L->depth = 0;
+	L->root = NULL;
 }
 
 static void file_reset(kb_yaml_file *f)
@@ -519,33 +581,98 @@ int kb_yaml_load_buffer(const char *buf, size_t len, const char *name, kb_yaml_f
 	if (!buf)
 		buf = "";
 
-	yd_loader L = { .f = ret, .err = err, .name = name };
+	yd_loader L = { .arena = &ret->arena, .err = err, .name = name, .buf = buf, .len = len,
+			.fd = -1 };
+	const kb_yaml_node **docs = NULL; /* heap until the end */
+	size_t ndocs = 0, docs_cap = 0;
+	yaml_parser_t parser;
+	bool parser_ready = false;
 	int r = 0;
 	ret->name = kb_arena_strdup(&ret->arena, name);
 	if (!ret->name) {
 		r = oom(&L);
 		goto fail;
 	}
-	r = load_events(&L, buf, len);
-	if (r < 0)
-		goto fail;
-	const kb_yaml_node **docs =
-		kb_arena_calloc(&ret->arena, L.ndocs ? L.ndocs : 1, sizeof(*docs));
-	if (!docs) {
+	if (!yaml_parser_initialize(&parser)) {
 		r = oom(&L);
 		goto fail;
 	}
-	if (L.ndocs)
-		memcpy(docs, L.docs, L.ndocs * sizeof(*docs));
-	ret->docs = docs;
-	ret->ndocs = L.ndocs;
+	parser_ready = true;
+	yaml_parser_set_input_string(&parser, (const unsigned char *)buf, len);
+	const kb_yaml_node *root;
+	while ((r = next_document(&L, &parser, &root)) > 0) {
+		if (grow((void **)&docs, &docs_cap, sizeof(*docs), ndocs + 1) < 0) {
+			r = oom(&L);
+			goto fail;
+		}
+		docs[ndocs++] = root;
+	}
+	if (r < 0)
+		goto fail;
+	const kb_yaml_node **out = kb_arena_calloc(&ret->arena, ndocs ? ndocs : 1, sizeof(*out));
+	if (!out) {
+		r = oom(&L);
+		goto fail;
+	}
+	if (ndocs)
+		memcpy(out, docs, ndocs * sizeof(*out));
+	ret->docs = out;
+	ret->ndocs = ndocs;
+	free(docs);
+	yaml_parser_delete(&parser);
 	loader_release(&L);
 	return 0;
 
 fail:
+	free(docs);
+	if (parser_ready)
+		yaml_parser_delete(&parser);
 	loader_release(&L);
 	kb_yaml_file_release(ret);
 	return r;
+}
+
+/* Reads all of fd (at most KB_YAML_MAX_BYTES) into a new heap buffer.
+ * Returns 0 with *ret_buf (caller frees) and *ret_len, or -errno with err
+ * "path: reason"; *ret_buf is NULL then. */
+static int read_all(int fd, const char *path, char **ret_buf, size_t *ret_len, kb_err *err)
+{
+	char *buf = NULL;
+	size_t len = 0, cap = 0;
+	*ret_buf = NULL;
+	for (;;) {
+		if (len == cap) {
+			if (cap > KB_YAML_MAX_BYTES) {
+				free(buf);
+				return kb_err_set(err, -E2BIG, "%s: larger than %zu MiB", path,
+						  KB_YAML_MAX_BYTES >> 20);
+			}
+			size_t ncap = cap ? cap * 2 : 64 * 1024;
+			if (ncap > KB_YAML_MAX_BYTES + 1)
+				ncap = KB_YAML_MAX_BYTES + 1;
+			char *nbuf = realloc(buf, ncap);
+			if (!nbuf) {
+				free(buf);
+				return kb_err_set(err, -ENOMEM, "%s: out of memory", path);
+			}
+			buf = nbuf;
+			cap = ncap;
+		}
+		ssize_t n = read(fd, buf + len, cap - len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			int e = errno;
+			free(buf);
+			return kb_err_set(err, -e, "%s: %s", path, strerror(e));
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	*ret_buf = buf;
+	*ret_len = len;
+	return 0;
 }
 
 int kb_yaml_load_file(const char *path, kb_yaml_file *ret, kb_err *err)
@@ -556,41 +683,11 @@ int kb_yaml_load_file(const char *path, kb_yaml_file *ret, kb_err *err)
 		int e = errno;
 		return kb_err_set(err, -e, "%s: %s", path, strerror(e));
 	}
-	char *buf = NULL;
-	size_t len = 0, cap = 0;
-	int r = 0;
-	for (;;) {
-		if (len == cap) {
-			if (cap > KB_YAML_MAX_BYTES) {
-				r = kb_err_set(err, -E2BIG, "%s: larger than %zu MiB", path,
-					       KB_YAML_MAX_BYTES >> 20);
-				goto out;
-			}
-			size_t ncap = cap ? cap * 2 : 64 * 1024;
-			if (ncap > KB_YAML_MAX_BYTES + 1)
-				ncap = KB_YAML_MAX_BYTES + 1;
-			char *nbuf = realloc(buf, ncap);
-			if (!nbuf) {
-				r = kb_err_set(err, -ENOMEM, "%s: out of memory", path);
-				goto out;
-			}
-			buf = nbuf;
-			cap = ncap;
-		}
-		ssize_t n = read(fd, buf + len, cap - len);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			int e = errno;
-			r = kb_err_set(err, -e, "%s: %s", path, strerror(e));
-			goto out;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	r = kb_yaml_load_buffer(buf, len, path, ret, err);
-out:
+	char *buf;
+	size_t len;
+	int r = read_all(fd, path, &buf, &len, err);
+	if (r == 0)
+		r = kb_yaml_load_buffer(buf, len, path, ret, err);
 	free(buf);
 	close(fd);
 	return r;
@@ -602,6 +699,173 @@ void kb_yaml_file_release(kb_yaml_file *f)
 		return;
 	kb_arena_release(&f->arena);
 	file_reset(f);
+}
+
+/* ---- one document at a time ---- */
+
+struct kb_yaml_stream {
+	yaml_parser_t parser;
+	yd_loader L;
+	kb_arena arena; /* the current document's nodes; reset for the next one */
+	char *name;	/* owned */
+	int fd;		/* -1 for a buffer */
+	char *owned;	/* the whole input, for a file that cannot be read again */
+	size_t bytes;	/* read from the file so far */
+	int state;	/* 1 while documents may follow, 0 at the end, < 0 after a failure */
+	kb_err failure; /* the failure, repeated to later calls */
+};
+
+/* libyaml's read handler: reads the file straight into libyaml's buffer,
+ * at most KB_YAML_MAX_BYTES in total. Returns 1 (with *size_read 0 at the
+ * end) or 0 after recording why it failed. */
+static int stream_read(void *data, unsigned char *buffer, size_t size, size_t *size_read)
+{
+	kb_yaml_stream *s = data;
+	for (;;) {
+		ssize_t n = read(s->fd, buffer, size);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			s->L.read_errno = errno;
+			return 0;
+		}
+		s->bytes += (size_t)n;
+		if (s->bytes > KB_YAML_MAX_BYTES) {
+			s->L.too_big = true;
+			return 0;
+		}
+		*size_read = (size_t)n;
+		return 1;
+	}
+}
+
+/* The parts of both opens. Takes ownership of fd (closed on failure). */
+static int stream_new(const char *name, int fd, const char *buf, size_t len, kb_yaml_stream **ret,
+		      kb_err *err)
+{
+	*ret = NULL;
+	kb_yaml_stream *s = calloc(1, sizeof(*s));
+	char *copy = strdup(name);
+	if (!s || !copy) {
+		free(s);
+		free(copy);
+		if (fd >= 0)
+			close(fd);
+		return kb_err_set(err, -ENOMEM, "%s: out of memory", name);
+	}
+	if (!yaml_parser_initialize(&s->parser)) {
+		free(s);
+		free(copy);
+		if (fd >= 0)
+			close(fd);
+		return kb_err_set(err, -ENOMEM, "%s: out of memory", name);
+	}
+	kb_arena_init(&s->arena);
+	s->name = copy;
+	s->fd = fd;
+	s->state = 1;
+	s->L = (yd_loader){ .arena = &s->arena, .err = &s->failure, .name = s->name, .fd = fd };
+	if (fd >= 0) {
+		yaml_parser_set_input(&s->parser, stream_read, s);
+	} else {
+		s->L.buf = buf ? buf : "";
+		s->L.len = buf ? len : 0;
+		yaml_parser_set_input_string(&s->parser, (const unsigned char *)s->L.buf, s->L.len);
+	}
+	*ret = s;
+	return 0;
+}
+
+int kb_yaml_stream_open_file(const char *path, kb_yaml_stream **ret, kb_err *err)
+{
+	*ret = NULL;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		int e = errno;
+		return kb_err_set(err, -e, "%s: %s", path, strerror(e));
+	}
+	struct stat st;
+	int e = fstat(fd, &st) < 0 ? errno : S_ISDIR(st.st_mode) ? EISDIR : 0;
+	if (e) {
+		close(fd);
+		return kb_err_set(err, -e, "%s: %s", path, strerror(e));
+	}
+	if (!S_ISREG(st.st_mode)) {
+		/* A pipe or a device: read it whole, so that a reader error can
+		 * still be placed (the file cannot be read again). */
+		char *buf;
+		size_t len;
+		int r = read_all(fd, path, &buf, &len, err);
+		close(fd);
+		if (r < 0)
+			return r;
+		r = stream_new(path, -1, buf, len, ret, err);
+		if (r < 0)
+			free(buf);
+		else
+			(*ret)->owned = buf;
+		return r;
+	}
+	if ((uint64_t)st.st_size > KB_YAML_MAX_BYTES) {
+		close(fd);
+		return kb_err_set(err, -E2BIG, "%s: larger than %zu MiB", path,
+				  KB_YAML_MAX_BYTES >> 20);
+	}
+	return stream_new(path, fd, NULL, 0, ret, err);
+}
+
+int kb_yaml_stream_open_buffer(const char *buf, size_t len, const char *name,
+			       kb_yaml_stream **ret, kb_err *err)
+{
+	*ret = NULL;
+	if (!name)
+		name = "<buffer>";
+	if (len > KB_YAML_MAX_BYTES)
+		return kb_err_set(err, -E2BIG, "%s: larger than %zu MiB", name, KB_YAML_MAX_BYTES >> 20);
+	return stream_new(name, -1, buf, len, ret, err);
+}
+
+int kb_yaml_stream_next(kb_yaml_stream *s, const kb_yaml_node **ret_doc, kb_err *err)
+{
+	if (s->state == 1) {
+		/* The previous document is done with: forget its anchors (they
+		 * name nodes in the arena), then its nodes. */
+		anchors_reset(&s->L);
+		kb_arena_reset(&s->arena);
+		const kb_yaml_node *root;
+		int r = next_document(&s->L, &s->parser, &root);
+		if (r > 0) {
+			*ret_doc = root;
+			return 1;
+		}
+		s->state = r;
+		loader_drop_open(&s->L);
+		anchors_reset(&s->L);
+		kb_arena_release(&s->arena);
+	}
+	if (s->state < 0 && err)
+		*err = s->failure;
+	return s->state;
+}
+
+const char *kb_yaml_stream_name(const kb_yaml_stream *s)
+{
+	return s->name;
+}
+
+kb_yaml_stream *kb_yaml_stream_free(kb_yaml_stream *s)
+{
+	if (!s)
+		return NULL;
+	yaml_parser_delete(&s->parser);
+	loader_release(&s->L);
+	kb_arena_release(&s->arena);
+	if (s->fd >= 0)
+		close(s->fd);
+	free(s->owned);
+	free(s->name);
+	free(s);
+	return NULL;
 }
 
 /* ---- reading ---- */

@@ -5,8 +5,16 @@
  * then walks it. Each node keeps its 1-based line and column so that errors
  * can say "file:line:column: what is wrong".
  *
+ * Two ways in: kb_yaml_load_file() / kb_yaml_load_buffer() give every
+ * document of a file at once (configuration files, API responses);
+ * kb_yaml_stream gives one document at a time and frees each tree before
+ * building the next, so a large manifest file never has more than one
+ * document's tree (and a small read buffer) in memory.
+ *
  * Ownership: all nodes and strings live in the kb_yaml_file's arena and are
- * freed by kb_yaml_file_release(). Nodes are read-only after loading.
+ * freed by kb_yaml_file_release(); a stream's document lives in the
+ * stream until the next kb_yaml_stream_next() or kb_yaml_stream_free().
+ * Nodes are read-only after loading.
  *
  * Semantics:
  *  - Multi-document streams ("---") give one root per document; empty
@@ -19,7 +27,8 @@
  *  - A mapping with the same key twice is an error, as in Kubernetes' strict
  *    decoding.
  *  - Limits (a cluster or a user controls these files): nesting depth 64,
- *    file size 64 MiB, 10 million nodes. Exceeding one is an error.
+ *    file size 64 MiB, 10 million nodes. Exceeding one is an error. A
+ *    stream counts the nodes and bytes of the whole file, as a load does.
  */
 #ifndef KB_BASE_YAML_DOC_H
 #define KB_BASE_YAML_DOC_H
@@ -75,6 +84,40 @@ int kb_yaml_load_buffer(const char *buf, size_t len, const char *name, kb_yaml_f
 
 /* Frees everything the file owns. */
 void kb_yaml_file_release(kb_yaml_file *f);
+
+/* ---- one document at a time ---- */
+
+typedef struct kb_yaml_stream kb_yaml_stream;
+
+/* Opens a file for reading document by document. Reads nothing yet but
+ * checks that the file opens and is not larger than the limit. Returns 0
+ * and a new stream in *ret (free with kb_yaml_stream_free), or -errno
+ * (-ENOENT, -EISDIR, -E2BIG, -ENOMEM) with err->msg "path: reason";
+ * *ret is NULL then. Holds the file open and libyaml's read buffers
+ * (tens of KiB) until freed; a file that is not a regular file (a pipe)
+ * is read whole at open instead. */
+int kb_yaml_stream_open_file(const char *path, kb_yaml_stream **ret, kb_err *err);
+
+/* Like kb_yaml_stream_open_file, over a buffer that the caller keeps alive
+ * until the stream is freed; `name` is used in messages. */
+int kb_yaml_stream_open_buffer(const char *buf, size_t len, const char *name,
+			       kb_yaml_stream **ret, kb_err *err);
+
+/* Parses the next non-empty document. Returns 1 and its root in *ret_doc
+ * (valid until the next call or kb_yaml_stream_free), 0 at the end of the
+ * stream, or a negative errno with err->msg exactly as kb_yaml_load_file
+ * would report it (-EINVAL syntax, -E2BIG a limit, -ENOMEM, or a read
+ * error). After an error or the end, further calls return the same
+ * result without reading. Cost: O(size of the document). */
+int kb_yaml_stream_next(kb_yaml_stream *s, const kb_yaml_node **ret_doc, kb_err *err);
+
+/* The name given at open (the path for a file), for messages. */
+const char *kb_yaml_stream_name(const kb_yaml_stream *s);
+
+/* Closes the file and frees everything. Accepts NULL; returns NULL. */
+kb_yaml_stream *kb_yaml_stream_free(kb_yaml_stream *s);
+
+/* ---- reading nodes ---- */
 
 /* The value of `key` in a mapping; NULL if n is NULL, not a mapping, or lacks it. */
 const kb_yaml_node *kb_yaml_get(const kb_yaml_node *n, const char *key);

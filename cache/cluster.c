@@ -106,12 +106,12 @@ void kb_cluster_init(kb_cluster *c, const char *scheduler_name, const char *defa
 	store_init(&c->priority_classes);
 	c->scheduler_name = scheduler_name;
 	c->default_queue = default_queue;
-	kb_snapshot_init(&c->cache);
+	kb_arena_init(&c->cache.arena);
 }
 
 void kb_cluster_release(kb_cluster *c)
 {
-	kb_snapshot_release(&c->cache);
+	kb_arena_release(&c->cache.arena);
 	store_release(&c->nodes);
 	store_release(&c->pods);
 	store_release(&c->podgroups);
@@ -229,9 +229,14 @@ int kb_cluster_set_podgroup_phase(kb_cluster *c, const char *key, kb_pg_phase ph
 
 /* ---- snapshot -------------------------------------------------------------------- */
 
-static int cmp_node_name(const void *a, const void *b)
+typedef struct node_ref {
+	const char *name;
+	uint32_t slot;
+} node_ref;
+
+static int cmp_node_ref(const void *a, const void *b)
 {
-	return strcmp(((const kb_node *)a)->name, ((const kb_node *)b)->name);
+	return strcmp(((const node_ref *)a)->name, ((const node_ref *)b)->name);
 }
 
 static int cmp_queue_name(const void *a, const void *b)
@@ -404,6 +409,43 @@ out:
 	return r;
 }
 
+/* A node's fields that come from its object; the rest is derived. */
+static void node_fill(kb_node *n, const kb_object *o)
+{
+	n->name = o->meta.name;
+	n->labels = o->meta.labels;
+	n->taints = o->u.node.taints;
+	n->ntaints = o->u.node.ntaints;
+	n->unschedulable = o->u.node.unschedulable;
+	n->ready = o->u.node.ready && !o->meta.deleting;
+	n->allocatable = o->u.node.allocatable;
+	n->ngpus = o->u.node.ngpus;
+	n->gpu_model = o->u.node.gpu_model;
+	n->gpu_group = o->u.node.gpu_group;
+}
+
+/* A task's fields that come from its object and slot, given what the build
+ * resolved (priority, foreign, critical). job is left to the caller. */
+static void task_fill(kb_task *t, const kb_slot *sl, uint32_t slot, int32_t priority,
+		      bool foreign, bool critical)
+{
+	const kb_object *o = sl->obj;
+	const kb_pod_obj *p = &o->u.pod;
+	t->uid = o->meta.uid;
+	t->ns = o->meta.ns;
+	t->name = o->meta.name;
+	t->key = o->meta.key;
+	t->job = -1;
+	t->priority = priority;
+	t->creation_ms = sl->created_ms;
+	t->req = p->req;
+	t->best_effort = p->best_effort;
+	t->foreign = foreign;
+	t->critical = critical;
+	t->spec = &p->spec;
+	t->cache_slot = slot;
+}
+
 /* The fields of task t that change without a new object: where it is, its
  * status, and the scheduler's own records (start, eviction, devices). The
  * snapshot's nodes must be in place. */
@@ -445,88 +487,205 @@ void kb_cluster_queue_conf_changed(kb_cluster *c)
 	c->generation++;
 }
 
-/* Copies src's arrays and scalars into dst (initialised, empty), in dst's
- * arena. Strings stay shared, except a job's invalid reason, which a build
- * allocates in its own arena: dst gets its own copy. 0 or -ENOMEM. */
-static int copy_arrays(kb_snapshot *dst, const kb_snapshot *src)
+/* Keeps what a fresh full build (before any session touched it) worked
+ * out, in the cache: node order as store slots, each task's slot, job and
+ * resolved priority, each job's fields but its resource sums, and the
+ * queues and job task lists as built. 0 or -ENOMEM (the cache is then
+ * invalid). Cost: O(nodes + pods + jobs). */
+static int cache_store(kb_cluster *c, const kb_snapshot *s, const uint32_t *node_slots)
 {
-	dst->resnames = src->resnames;
-	dst->default_queue = src->default_queue;
-	dst->gpu_res = src->gpu_res;
-	dst->total_allocatable = src->total_allocatable;
-	dst->nnodes = src->nnodes;
-	dst->ntasks = src->ntasks;
-	dst->njobs = src->njobs;
-	dst->nqueues = src->nqueues;
-	uint32_t njt = 0;
-	for (uint32_t i = 0; i < src->njobs; i++)
-		njt += src->jobs[i].ntasks;
-	dst->nodes = kb_arena_calloc(&dst->arena, src->nnodes + 1, sizeof(kb_node));
-	dst->tasks = kb_arena_calloc(&dst->arena, src->ntasks + 1, sizeof(kb_task));
-	dst->jobs = kb_arena_calloc(&dst->arena, src->njobs + 1, sizeof(kb_job));
-	dst->queues = kb_arena_calloc(&dst->arena, src->nqueues + 1, sizeof(kb_queue));
-	dst->job_tasks = kb_arena_calloc(&dst->arena, njt + 1, sizeof(uint32_t));
-	if (!dst->nodes || !dst->tasks || !dst->jobs || !dst->queues || !dst->job_tasks)
-		return -ENOMEM;
-	memcpy(dst->nodes, src->nodes, src->nnodes * sizeof(kb_node));
-	memcpy(dst->tasks, src->tasks, src->ntasks * sizeof(kb_task));
-	memcpy(dst->jobs, src->jobs, src->njobs * sizeof(kb_job));
-	memcpy(dst->queues, src->queues, src->nqueues * sizeof(kb_queue));
-	memcpy(dst->job_tasks, src->job_tasks, njt * sizeof(uint32_t));
-	for (uint32_t i = 0; i < src->njobs; i++)
-		if (src->jobs[i].invalid &&
-		    !(dst->jobs[i].invalid = kb_arena_strdup(&dst->arena, src->jobs[i].invalid)))
-			return -ENOMEM;
-	return 0;
-}
-
-/* Keeps a copy of a fresh full build (before any session touched it). */
-static int cache_store(kb_cluster *c, const kb_snapshot *s)
-{
+	kb_snapshot_cache *k = &c->cache;
 	c->cache_valid = false;
-	kb_snapshot_release(&c->cache);
-	kb_snapshot_init(&c->cache);
-	int r = copy_arrays(&c->cache, s);
-	if (r < 0)
-		return r;
+	kb_arena_release(&k->arena);
+	k->resnames = s->resnames;
+	k->default_queue = s->default_queue;
+	k->gpu_res = s->gpu_res;
+	k->nnodes = s->nnodes;
+	k->ntasks = s->ntasks;
+	k->njobs = s->njobs;
+	k->nqueues = s->nqueues;
+	k->njob_tasks = 0;
+	for (uint32_t i = 0; i < s->njobs; i++)
+		k->njob_tasks += s->jobs[i].ntasks;
+	k->node_slots = kb_arena_calloc(&k->arena, s->nnodes + 1, sizeof(uint32_t));
+	k->tasks = kb_arena_calloc(&k->arena, s->ntasks + 1, sizeof(kb_cached_task));
+	k->jobs = kb_arena_calloc(&k->arena, s->njobs + 1, sizeof(kb_cached_job));
+	k->queues = kb_arena_calloc(&k->arena, s->nqueues + 1, sizeof(kb_queue));
+	k->job_tasks = kb_arena_calloc(&k->arena, k->njob_tasks + 1, sizeof(uint32_t));
+	if (!k->node_slots || !k->tasks || !k->jobs || !k->queues || !k->job_tasks)
+		return -ENOMEM;
+	memcpy(k->node_slots, node_slots, s->nnodes * sizeof(uint32_t));
+	for (uint32_t i = 0; i < s->ntasks; i++) {
+		const kb_task *t = &s->tasks[i];
+		k->tasks[i] = (kb_cached_task){
+			.slot = t->cache_slot,
+			.job = t->job,
+			.priority = t->priority,
+			.foreign = t->foreign,
+			.critical = t->critical,
+		};
+	}
+	for (uint32_t i = 0; i < s->njobs; i++) {
+		const kb_job *j = &s->jobs[i];
+		k->jobs[i] = (kb_cached_job){
+			.uid = j->uid,
+			.ns = j->ns,
+			.name = j->name,
+			.key = j->key,
+			.creation_ms = j->creation_ms,
+			.flavor = j->flavor,
+			.queue = j->queue,
+			.min_member = j->min_member,
+			.priority = j->priority,
+			.phase = j->phase,
+			.cache_slot = j->cache_slot,
+			.first_task = j->first_task,
+			.ntasks = j->ntasks,
+			.has_min_resources = j->has_min_resources,
+		};
+		if (j->invalid && !(k->jobs[i].invalid = kb_arena_strdup(&k->arena, j->invalid)))
+			return -ENOMEM;
+	}
+	memcpy(k->queues, s->queues, s->nqueues * sizeof(kb_queue));
+	memcpy(k->job_tasks, s->job_tasks, k->njob_tasks * sizeof(uint32_t));
 	c->cache_shape = c->shape;
 	c->cache_valid = true;
 	return 0;
 }
 
-/* A snapshot from the cache: the last full build, refreshed. */
+/* A snapshot from the cache: the last full build made again from the
+ * objects in the cached order, refreshed (pod placements and statuses,
+ * PodGroup phases), then derived. Job invalid reasons are copied into the
+ * snapshot's own arena. Cost: O(nodes + pods + jobs), one pass over the
+ * objects in snapshot order. */
 static int cache_copy(kb_cluster *c, kb_snapshot *s, kb_err *err)
 {
-	if (copy_arrays(s, &c->cache) < 0)
+	const kb_snapshot_cache *k = &c->cache;
+	s->resnames = k->resnames;
+	s->default_queue = k->default_queue;
+	s->gpu_res = k->gpu_res;
+	s->nnodes = k->nnodes;
+	s->ntasks = k->ntasks;
+	s->njobs = k->njobs;
+	s->nqueues = k->nqueues;
+	s->nodes = kb_arena_calloc(&s->arena, k->nnodes + 1, sizeof(kb_node));
+	s->tasks = kb_arena_calloc(&s->arena, k->ntasks + 1, sizeof(kb_task));
+	s->jobs = kb_arena_calloc(&s->arena, k->njobs + 1, sizeof(kb_job));
+	s->queues = kb_arena_calloc(&s->arena, k->nqueues + 1, sizeof(kb_queue));
+	s->job_tasks = kb_arena_calloc(&s->arena, k->njob_tasks + 1, sizeof(uint32_t));
+	if (!s->nodes || !s->tasks || !s->jobs || !s->queues || !s->job_tasks)
 		return kb_err_set(err, -ENOMEM, "building the snapshot: out of memory");
-	for (uint32_t i = 0; i < s->ntasks; i++)
-		task_refresh(s, &s->tasks[i], &c->pods.slots.v[s->tasks[i].cache_slot]);
-	for (uint32_t i = 0; i < s->njobs; i++) {
+	for (uint32_t i = 0; i < k->nnodes; i++)
+		node_fill(&s->nodes[i], c->nodes.slots.v[k->node_slots[i]].obj);
+	for (uint32_t i = 0; i < k->njobs; i++) {
+		const kb_cached_job *cj = &k->jobs[i];
 		kb_job *j = &s->jobs[i];
-		if (j->cache_slot == UINT32_MAX)
-			continue;
-		const kb_slot *sl = &c->podgroups.slots.v[j->cache_slot];
-		j->phase = sl->overridden ? sl->pg_phase : sl->obj->u.podgroup.phase;
+		j->uid = cj->uid;
+		j->ns = cj->ns;
+		j->name = cj->name;
+		j->key = cj->key;
+		j->creation_ms = cj->creation_ms;
+		j->flavor = cj->flavor;
+		j->queue = cj->queue;
+		j->min_member = cj->min_member;
+		j->priority = cj->priority;
+		j->phase = cj->phase;
+		j->cache_slot = cj->cache_slot;
+		j->first_task = cj->first_task;
+		j->ntasks = cj->ntasks;
+		j->has_min_resources = cj->has_min_resources;
+		if (cj->cache_slot != UINT32_MAX) {
+			const kb_slot *sl = &c->podgroups.slots.v[cj->cache_slot];
+			j->min_resources = sl->obj->u.podgroup.min_resources;
+			j->phase = sl->overridden ? sl->pg_phase : sl->obj->u.podgroup.phase;
+		}
+		if (cj->invalid && !(j->invalid = kb_arena_strdup(&s->arena, cj->invalid)))
+			return kb_err_set(err, -ENOMEM, "building the snapshot: out of memory");
+	}
+	memcpy(s->queues, k->queues, k->nqueues * sizeof(kb_queue));
+	memcpy(s->job_tasks, k->job_tasks, k->njob_tasks * sizeof(uint32_t));
+	for (uint32_t i = 0; i < k->ntasks; i++) {
+		/* Objects are read in the cached order, not in memory order:
+		 * fetch a few ahead (the slot first, then its object). */
+		if (i + 16 < k->ntasks)
+			__builtin_prefetch(&c->pods.slots.v[k->tasks[i + 16].slot]);
+		if (i + 8 < k->ntasks) {
+			const kb_object *ahead = c->pods.slots.v[k->tasks[i + 8].slot].obj;
+			__builtin_prefetch(ahead);
+			__builtin_prefetch((const char *)ahead + 128);
+			__builtin_prefetch((const char *)ahead + 256);
+		}
+		const kb_cached_task *ct = &k->tasks[i];
+		kb_slot *sl = &c->pods.slots.v[ct->slot];
+		kb_task *t = &s->tasks[i];
+		task_fill(t, sl, ct->slot, ct->priority, ct->foreign, ct->critical);
+		t->job = ct->job;
+		task_refresh(s, t, sl);
 	}
 	kb_snapshot_derive(s);
 	return 0;
 }
 
-static int snapshot_build(kb_cluster *c, kb_snapshot *s, kb_err *err);
+static int snapshot_build(kb_cluster *c, kb_snapshot *s, uint32_t **ret_node_slots, kb_err *err);
 
 int kb_cluster_snapshot(kb_cluster *c, kb_snapshot *s, kb_err *err)
 {
 	if (c->cache_valid && c->cache_shape == c->shape)
 		return cache_copy(c, s, err);
-	int r = snapshot_build(c, s, err);
-	if (r == 0 && cache_store(c, s) < 0)
-		c->cache_valid = false; /* out of memory for the cache: build next time */
+	uint32_t *node_slots = NULL;
+	int r = snapshot_build(c, s, &node_slots, err);
+	if (r == 0 && cache_store(c, s, node_slots) < 0) {
+		/* Out of memory for the cache: build next time. */
+		c->cache_valid = false;
+		kb_arena_release(&c->cache.arena);
+	}
+	free(node_slots);
 	return r;
 }
 
-static int snapshot_build(kb_cluster *c, kb_snapshot *s, kb_err *err)
+/* True when key names a pod of ours in no group: it has a job of its own,
+ * of that key. */
+static bool lone_pod_of_ours(const kb_cluster *c, const char *key)
+{
+	const kb_slot *sl = store_get(&c->pods, key);
+	return sl && !sl->obj->u.pod.group_name &&
+	       strcmp(sl->obj->u.pod.scheduler_name, c->scheduler_name) == 0;
+}
+
+/* Makes room for one more job in the build's array (a job for a PodGroup
+ * that does not exist, which the first count could not foresee). */
+static int jobs_reserve(kb_snapshot *s, size_t *cap)
+{
+	if (s->njobs < *cap)
+		return 0;
+	size_t ncap = *cap * 2;
+	kb_job *jobs = kb_arena_calloc(&s->arena, ncap, sizeof(kb_job));
+	if (!jobs)
+		return -ENOMEM;
+	memcpy(jobs, s->jobs, s->njobs * sizeof(kb_job));
+	s->jobs = jobs;
+	*cap = ncap;
+	return 0;
+}
+
+/* The full build. *ret_node_slots (heap; the caller frees it, also on
+ * failure) gets the node store slot of each snapshot node, for the cache.
+ * Scratch arrays are freed before returning, so the snapshot holds only
+ * what a session uses. */
+static int snapshot_build(kb_cluster *c, kb_snapshot *s, uint32_t **ret_node_slots, kb_err *err)
 {
 	int r = -ENOMEM;
+	/* Scratch for the build (node order, group keys, job task order): an
+	 * arena of its own, freed before returning, whose large blocks are
+	 * recycled from one build to the next. */
+	kb_arena scratch;
+	kb_arena_init(&scratch);
+	scratch.chunk_size = 1u << 20;
+	node_ref *nrefs = NULL;
+	const char **gkeys = NULL;
+	job_task_ref *refs = NULL;
+	kb_strmap jobkeys;
+	kb_strmap_init(&jobkeys);
 	s->resnames = c->resnames;
 	s->gpu_res = kb_resnames_find(&c->resnames, KB_RES_GPU_NAME);
 
@@ -547,28 +706,23 @@ static int snapshot_build(kb_cluster *c, kb_snapshot *s, kb_err *err)
 		}
 	}
 
-	/* Nodes. */
-	s->nodes = kb_arena_calloc(&s->arena, c->nodes.slots.n ? c->nodes.slots.n : 1, sizeof(kb_node));
-	if (!s->nodes)
+	/* Nodes, sorted by name. */
+	size_t nslots = c->nodes.slots.n;
+	nrefs = kb_arena_calloc(&scratch, nslots ? nslots : 1, sizeof(*nrefs));
+	*ret_node_slots = malloc((nslots ? nslots : 1) * sizeof(uint32_t));
+	s->nodes = kb_arena_calloc(&s->arena, nslots ? nslots : 1, sizeof(kb_node));
+	if (!nrefs || !*ret_node_slots || !s->nodes)
 		goto fail;
-	for (size_t i = 0; i < c->nodes.slots.n; i++) {
-		const kb_slot *sl = &c->nodes.slots.v[i];
-		if (!sl->obj)
-			continue;
-		const kb_object *o = sl->obj;
-		kb_node *n = &s->nodes[s->nnodes++];
-		n->name = o->meta.name;
-		n->labels = o->meta.labels;
-		n->taints = o->u.node.taints;
-		n->ntaints = o->u.node.ntaints;
-		n->unschedulable = o->u.node.unschedulable;
-		n->ready = o->u.node.ready && !o->meta.deleting;
-		n->allocatable = o->u.node.allocatable;
-		n->ngpus = o->u.node.ngpus;
-		n->gpu_model = o->u.node.gpu_model;
-		n->gpu_group = o->u.node.gpu_group;
+	uint32_t nnodes = 0;
+	for (size_t i = 0; i < nslots; i++)
+		if (c->nodes.slots.v[i].obj)
+			nrefs[nnodes++] = (node_ref){c->nodes.slots.v[i].obj->meta.name, (uint32_t)i};
+	qsort(nrefs, nnodes, sizeof(*nrefs), cmp_node_ref);
+	for (uint32_t i = 0; i < nnodes; i++) {
+		node_fill(&s->nodes[i], c->nodes.slots.v[nrefs[i].slot].obj);
+		(*ret_node_slots)[i] = nrefs[i].slot;
 	}
-	qsort(s->nodes, s->nnodes, sizeof(kb_node), cmp_node_name);
+	s->nnodes = nnodes;
 
 	/* Queues. */
 	const char **parents = NULL;
@@ -578,12 +732,34 @@ static int snapshot_build(kb_cluster *c, kb_snapshot *s, kb_err *err)
 		s->queues[i].parent = parents[i] ? kb_snapshot_find_queue(s, parents[i]) : -1;
 	s->default_queue = kb_snapshot_find_queue(s, c->default_queue);
 
-	/* Jobs: one per PodGroup, one per lone pod of ours. */
+	/* Tasks, in store order for now. */
 	r = -ENOMEM;
-	size_t maxjobs = c->podgroups.slots.n + c->pods.slots.n + 1;
-	s->jobs = kb_arena_calloc(&s->arena, maxjobs, sizeof(kb_job));
 	s->tasks = kb_arena_calloc(&s->arena, c->pods.slots.n ? c->pods.slots.n : 1, sizeof(kb_task));
-	if (!s->jobs || !s->tasks)
+	if (!s->tasks)
+		goto fail;
+	size_t nlone = 0;
+	for (size_t i = 0; i < c->pods.slots.n; i++) {
+		kb_slot *sl = &c->pods.slots.v[i];
+		if (!sl->obj)
+			continue;
+		const kb_object *o = sl->obj;
+		const kb_pod_obj *p = &o->u.pod;
+		bool ours = strcmp(p->scheduler_name, c->scheduler_name) == 0;
+		if (!ours && !(sl->overridden ? sl->node : p->node_name))
+			continue; /* another scheduler's pending pod: not our business */
+		kb_task *t = &s->tasks[s->ntasks++];
+		task_fill(t, sl, (uint32_t)i, pod_priority(&pt, p), !ours, is_critical(o, p));
+		task_refresh(s, t, sl);
+		if (ours && !p->group_name)
+			nlone++;
+	}
+
+	/* Jobs: one per PodGroup, one per lone pod of ours (in that order,
+	 * before sorting), then one per PodGroup that grouped pods name but
+	 * that does not exist (rare: the array grows for those). */
+	size_t jobs_cap = c->podgroups.slots.n + nlone + 1;
+	s->jobs = kb_arena_calloc(&s->arena, jobs_cap, sizeof(kb_job));
+	if (!s->jobs)
 		goto fail;
 	for (size_t i = 0; i < c->podgroups.slots.n; i++) {
 		const kb_slot *sl = &c->podgroups.slots.v[i];
@@ -615,75 +791,50 @@ static int snapshot_build(kb_cluster *c, kb_snapshot *s, kb_err *err)
 		j->queue = -2; /* resolved after sorting */
 		j->pending_reason = qname; /* borrowed slot: the queue name until resolved */
 	}
-
-	/* Tasks. */
-	for (size_t i = 0; i < c->pods.slots.n; i++) {
-		kb_slot *sl = &c->pods.slots.v[i];
-		if (!sl->obj)
+	/* Lone pods become jobs of one; grouped pods find their job below. */
+	for (uint32_t i = 0; i < s->ntasks; i++) {
+		const kb_task *t = &s->tasks[i];
+		const kb_object *o = c->pods.slots.v[t->cache_slot].obj;
+		if (t->foreign || o->u.pod.group_name)
 			continue;
-		const kb_object *o = sl->obj;
-		const kb_pod_obj *p = &o->u.pod;
-		bool ours = strcmp(p->scheduler_name, c->scheduler_name) == 0;
-		if (!ours && !(sl->overridden ? sl->node : p->node_name))
-			continue; /* another scheduler's pending pod: not our business */
-		kb_task *t = &s->tasks[s->ntasks++];
-		t->uid = o->meta.uid;
-		t->ns = o->meta.ns;
-		t->name = o->meta.name;
-		t->key = o->meta.key;
-		t->job = -1;
-		t->priority = pod_priority(&pt, p);
-		t->creation_ms = sl->created_ms;
-		t->req = p->req;
-		t->best_effort = p->best_effort;
-		t->foreign = !ours;
-		t->critical = is_critical(o, p);
-		t->spec = &p->spec;
-		t->cache_slot = (uint32_t)i;
-		task_refresh(s, t, sl);
-		if (!ours)
-			continue;
-		/* Lone pods become jobs of one; grouped pods find their job below. */
-		if (!p->group_name) {
-			kb_job *j = &s->jobs[s->njobs++];
-			j->uid = o->meta.uid;
-			j->ns = o->meta.ns;
-			j->name = o->meta.name;
-			j->key = o->meta.key;
-			j->cache_slot = UINT32_MAX;
-			j->flavor = KB_PG_NONE;
-			j->min_member = 1;
-			j->creation_ms = sl->created_ms;
-			j->phase = KB_PG_PENDING;
-			j->priority = t->priority;
-			const char *qname =
-				c->queue_conf ? kb_queue_conf_ns_queue(c->queue_conf, o->meta.ns) : NULL;
-			j->queue = -2;
-			j->pending_reason = qname ? qname : c->default_queue;
-		}
+		kb_job *j = &s->jobs[s->njobs++];
+		j->uid = o->meta.uid;
+		j->ns = o->meta.ns;
+		j->name = o->meta.name;
+		j->key = o->meta.key;
+		j->cache_slot = UINT32_MAX;
+		j->flavor = KB_PG_NONE;
+		j->min_member = 1;
+		j->creation_ms = t->creation_ms;
+		j->phase = KB_PG_PENDING;
+		j->priority = t->priority;
+		const char *qname =
+			c->queue_conf ? kb_queue_conf_ns_queue(c->queue_conf, o->meta.ns) : NULL;
+		j->queue = -2;
+		j->pending_reason = qname ? qname : c->default_queue;
 	}
 	qsort(s->tasks, s->ntasks, sizeof(kb_task), cmp_task_key);
 
 	/* Group keys of grouped pods; a pod naming a PodGroup that does not exist
-	 * (yet) gets a job that says so, and waits. */
-	const char **gkeys = kb_arena_calloc(&s->arena, s->ntasks ? s->ntasks : 1, sizeof(char *));
-	kb_strmap jobkeys;
-	kb_strmap_init(&jobkeys);
+	 * (yet) gets a job that says so, and waits. A job of that key exists
+	 * when the store has the PodGroup, or a lone pod of ours of that key
+	 * (its job has the pod's key), or an earlier pod made it (jobkeys). */
+	gkeys = kb_arena_calloc(&scratch, s->ntasks ? s->ntasks : 1, sizeof(char *));
 	if (!gkeys)
 		goto fail;
-	for (uint32_t i = 0; i < s->njobs; i++)
-		if (kb_strmap_put(&jobkeys, s->jobs[i].key, i) < 0)
-			goto fail_map;
 	for (uint32_t i = 0; i < s->ntasks; i++) {
 		kb_task *t = &s->tasks[i];
 		if (t->foreign)
 			continue;
-		const kb_pod_obj *p = &store_get(&c->pods, t->key)->obj->u.pod;
+		const kb_pod_obj *p = &c->pods.slots.v[t->cache_slot].obj->u.pod;
 		if (!p->group_name)
 			continue;
 		gkeys[i] = p->group_key;
-		if (kb_strmap_get(&jobkeys, gkeys[i], NULL))
+		if (store_get(&c->podgroups, gkeys[i]) || lone_pod_of_ours(c, gkeys[i]) ||
+		    kb_strmap_get(&jobkeys, gkeys[i], NULL))
 			continue;
+		if (jobs_reserve(s, &jobs_cap) < 0)
+			goto fail;
 		kb_job *j = &s->jobs[s->njobs];
 		j->uid = gkeys[i];
 		j->ns = t->ns;
@@ -698,7 +849,7 @@ static int snapshot_build(kb_cluster *c, kb_snapshot *s, kb_err *err)
 		j->pending_reason = c->default_queue;
 		j->invalid = kb_arena_printf(&s->arena, "PodGroup \"%s\" not found", gkeys[i]);
 		if (kb_strmap_put(&jobkeys, gkeys[i], s->njobs) < 0)
-			goto fail_map;
+			goto fail;
 		s->njobs++;
 	}
 	kb_strmap_release(&jobkeys);
@@ -713,22 +864,22 @@ static int snapshot_build(kb_cluster *c, kb_snapshot *s, kb_err *err)
 	}
 
 	/* Link tasks to jobs, and list each job's tasks by creation, then name. */
-	job_task_ref *refs = kb_arena_calloc(&s->arena, s->ntasks ? s->ntasks : 1, sizeof(*refs));
+	refs = kb_arena_calloc(&scratch, s->ntasks ? s->ntasks : 1, sizeof(*refs));
 	if (!refs)
 		goto fail;
-	uint32_t nrefs = 0;
+	uint32_t nrefs_t = 0;
 	for (uint32_t i = 0; i < s->ntasks; i++) {
 		kb_task *t = &s->tasks[i];
 		if (t->foreign)
 			continue;
 		t->job = kb_snapshot_find_job(s, gkeys[i] ? gkeys[i] : t->key);
-		refs[nrefs++] = (job_task_ref){(uint32_t)t->job, i, t->creation_ms, t->key};
+		refs[nrefs_t++] = (job_task_ref){(uint32_t)t->job, i, t->creation_ms, t->key};
 	}
-	qsort(refs, nrefs, sizeof(*refs), cmp_job_task_ref);
-	s->job_tasks = kb_arena_calloc(&s->arena, nrefs ? nrefs : 1, sizeof(uint32_t));
+	qsort(refs, nrefs_t, sizeof(*refs), cmp_job_task_ref);
+	s->job_tasks = kb_arena_calloc(&s->arena, nrefs_t ? nrefs_t : 1, sizeof(uint32_t));
 	if (!s->job_tasks)
 		goto fail;
-	for (uint32_t k = 0; k < nrefs; k++) {
+	for (uint32_t k = 0; k < nrefs_t; k++) {
 		s->job_tasks[k] = refs[k].task;
 		kb_job *j = &s->jobs[refs[k].job];
 		if (j->ntasks == 0)
@@ -747,10 +898,11 @@ static int snapshot_build(kb_cluster *c, kb_snapshot *s, kb_err *err)
 				j->priority = t->priority;
 		}
 	}
+	kb_arena_release(&scratch);
 	kb_snapshot_derive(s);
 	return 0;
-fail_map:
-	kb_strmap_release(&jobkeys);
 fail:
+	kb_arena_release(&scratch);
+	kb_strmap_release(&jobkeys);
 	return kb_err_set(err, r < 0 ? r : -ENOMEM, "building the snapshot: out of memory");
 }

@@ -11,9 +11,12 @@
  * (scheduling.k8s.io/v1), Namespace (v1). Any other kind decodes as
  * KB_KIND_OTHER (callers skip it).
  *
- * Ownership: a kb_object owns every string and array it points to, in its own
- * arena; kb_object_free() frees it whole. Objects are immutable once decoded:
- * an update is a new object replacing the old one.
+ * Ownership: a kb_object and every string and array it points to are one
+ * heap block, sized to what the object holds (the decoder builds the object
+ * in a scratch arena, then copies it into the block); kb_object_free() frees
+ * it whole. Strings may also point at constants (defaults such as
+ * "default-scheduler"). Objects are immutable once decoded: an update is a
+ * new object replacing the old one.
  *
  * Errors name the object and the field, and the position:
  *   Pod "ns/p": spec.containers[0].resources.requests.cpu: bad quantity "1x" (jobs.yaml:14:20)
@@ -132,7 +135,6 @@ typedef struct kb_priority_class_obj {
 } kb_priority_class_obj;
 
 typedef struct kb_object {
-	kb_arena arena;
 	kb_kind kind;
 	const char *api_version;
 	const char *kind_name; /* as written, e.g. "Deployment" for KB_KIND_OTHER */
@@ -150,7 +152,9 @@ typedef struct kb_object {
  * objects). Resource names are interned into *resnames. Returns 0 and a new
  * object in *ret_obj (caller owns; free with kb_object_free), or -EINVAL
  * (bad field, with err), -ENOSPC (too many resource names), -ENOMEM.
- * Cost: O(size of the document). */
+ * The document is not referenced afterwards. Cost: O(size of the
+ * document); one malloc for the object, plus scratch space (1 KiB for a
+ * typical pod, doubling for larger objects) freed before returning. */
 int kb_object_decode(const kb_yaml_node *doc, const char *source, kb_resnames *resnames,
 		     kb_object **ret_obj, kb_err *err);
 

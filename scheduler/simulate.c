@@ -18,13 +18,16 @@
 
 int kb_manifests_load(kb_cluster *c, const char *path, kb_object_vec *later, kb_err *err)
 {
-	kb_yaml_file f;
-	int r = kb_yaml_load_file(path, &f, err);
+	/* One document at a time: its tree is freed before the next is parsed,
+	 * so loading holds the objects and one document, never the file. */
+	kb_yaml_stream *ys;
+	int r = kb_yaml_stream_open_file(path, &ys, err);
 	if (r < 0)
 		return r;
-	for (size_t d = 0; d < f.ndocs; d++) {
+	const kb_yaml_node *doc;
+	while ((r = kb_yaml_stream_next(ys, &doc, err)) > 0) {
 		kb_object *o = NULL;
-		r = kb_object_decode(f.docs[d], path, &c->resnames, &o, err);
+		r = kb_object_decode(doc, path, &c->resnames, &o, err);
 		if (r < 0)
 			break;
 		if (o->kind == KB_KIND_POD && o->u.pod.sim_arrival_ms > 0) {
@@ -40,8 +43,8 @@ int kb_manifests_load(kb_cluster *c, const char *path, kb_object_vec *later, kb_
 			break;
 		}
 	}
-	kb_yaml_file_release(&f);
-	return r;
+	kb_yaml_stream_free(ys);
+	return r < 0 ? r : 0;
 }
 
 /* ---- what the simulation records -------------------------------------------------- */

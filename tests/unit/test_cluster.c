@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
@@ -16,7 +17,10 @@ static const char CLUSTER[] =
 	"---\napiVersion: v1\nkind: Node\nmetadata: {name: n2}\n"
 	"status: {allocatable: {cpu: '4', memory: 4Gi}}\n"
 	"---\napiVersion: scheduling.incubator.k8s.io/v1alpha1\nkind: PodGroup\n"
-	"metadata: {name: g}\nspec: {minMember: 2}\n"
+	"metadata: {name: g}\nspec: {minMember: 2, minResources: {cpu: '2'}}\n"
+	"---\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: high}\nvalue: 100\n"
+	"---\napiVersion: v1\nkind: Pod\nmetadata: {name: solo}\n"
+	"spec: {schedulerName: kube-batchd, priorityClassName: high, containers: [{name: c, resources: {requests: {cpu: '1'}}}]}\n"
 	"---\napiVersion: v1\nkind: Pod\nmetadata: {name: a, annotations: {scheduling.k8s.io/group-name: g}}\n"
 	"spec: {schedulerName: kube-batchd, containers: [{name: c, resources: {requests: {cpu: '1', nvidia.com/gpu: '1'}}}]}\n"
 	"---\napiVersion: v1\nkind: Pod\nmetadata: {name: b, annotations: {scheduling.k8s.io/group-name: g}}\n"
@@ -103,6 +107,10 @@ static void cached_snapshot_equals_full_build_after_scheduler_changes(void **sta
 	assert_int_equal(cached.nodes[n1].used.q[KB_RES_CPU], 1000);
 	int32_t g = kb_snapshot_find_job(&cached, "default/g");
 	assert_int_equal(cached.jobs[g].phase, KB_PG_RUNNING);
+	assert_int_equal(cached.jobs[g].min_resources.q[KB_RES_CPU], 2000);
+	int32_t solo = kb_snapshot_find_job(&cached, "default/solo");
+	assert_int_equal(cached.jobs[solo].priority, 100);
+	assert_int_equal(cached.jobs[solo].ntasks, 1);
 	kb_snapshot_release(&cached);
 	kb_snapshot_release(&full);
 	kb_cluster_release(&c);
@@ -133,11 +141,57 @@ static void new_object_makes_a_full_build(void **state)
 	kb_cluster_release(&c);
 }
 
+/* Pods naming PodGroups that do not exist each get a job that says so,
+ * however many there are (the build grows its job array for them), and the
+ * cache makes them again exactly. */
+static void missing_podgroups_each_get_a_job(void **state)
+{
+	kb_cluster c;
+	kb_err err;
+	kb_cluster_init(&c, "kube-batchd", "default");
+	load(&c, "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n"
+		 "status: {allocatable: {cpu: '4'}}\n");
+	for (int i = 0; i < 6; i++) {
+		char doc[512];
+		snprintf(doc, sizeof(doc),
+			 "apiVersion: v1\nkind: Pod\n"
+			 "metadata: {name: p%d, annotations: {scheduling.k8s.io/group-name: m%d}}\n"
+			 "spec: {schedulerName: kube-batchd}\n",
+			 i, i % 5);
+		load(&c, doc);
+	}
+	kb_snapshot full, cached, again;
+	kb_snapshot_init(&full);
+	assert_int_equal(kb_cluster_snapshot(&c, &full, &err), 0);
+	assert_int_equal(full.ntasks, 6);
+	assert_int_equal(full.njobs, 5);
+	for (uint32_t i = 0; i < full.njobs; i++) {
+		char want[64];
+		snprintf(want, sizeof(want), "PodGroup \"default/m%u\" not found", i);
+		assert_string_equal(full.jobs[i].invalid, want);
+	}
+	assert_int_equal(full.jobs[0].ntasks, 2); /* p0 and p5 */
+	kb_snapshot_init(&cached);
+	assert_int_equal(kb_cluster_snapshot(&c, &cached, &err), 0);
+	assert_true(c.cache_valid);
+	assert_same(&cached, &full);
+	assert_ptr_not_equal(cached.jobs[0].invalid, full.jobs[0].invalid); /* its own copy */
+	kb_snapshot_release(&full); /* the cached one stands alone */
+	kb_cluster_queue_conf_changed(&c);
+	kb_snapshot_init(&again);
+	assert_int_equal(kb_cluster_snapshot(&c, &again, &err), 0);
+	assert_same(&cached, &again);
+	kb_snapshot_release(&cached);
+	kb_snapshot_release(&again);
+	kb_cluster_release(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(cached_snapshot_equals_full_build_after_scheduler_changes),
 		cmocka_unit_test(new_object_makes_a_full_build),
+		cmocka_unit_test(missing_podgroups_each_get_a_job),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

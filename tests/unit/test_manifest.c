@@ -9,8 +9,12 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <malloc.h>
+#include <unistd.h>
 
+#include "cache/cluster.h"
 #include "cache/objects.h"
+#include "scheduler/simulate.h"
 
 static kb_resnames names;
 
@@ -1183,6 +1187,320 @@ static void free_accepts_null_and_labels_get_empty(void **state)
 	assert_null(kb_labels_get(NULL, "a"));
 }
 
+/* ---- storage ---------------------------------------------------------------- */
+
+/* A pointer of object o: NULL, inside o's own block, or one of the
+ * decoder's constants. */
+static void assert_owned(const kb_object *o, const void *p)
+{
+	if (!p)
+		return;
+	const char *lo = (const char *)o, *hi = lo + malloc_usable_size((void *)o);
+	if ((const char *)p >= lo && (const char *)p < hi)
+		return;
+	const char *s = p;
+	if (strcmp(s, "") == 0 || strcmp(s, "default") == 0 || strcmp(s, "default-scheduler") == 0)
+		return;
+	fail_msg("%s \"%s\": a pointer (\"%.40s\") outside the object's block", o->kind_name,
+		 o->meta.key, s);
+}
+
+static void assert_labels_owned(const kb_object *o, const kb_labels *l)
+{
+	assert_owned(o, l->v);
+	for (uint32_t i = 0; i < l->n; i++) {
+		assert_owned(o, l->v[i].key);
+		assert_owned(o, l->v[i].value);
+	}
+}
+
+static void assert_term_owned(const kb_object *o, const kb_selector_term *t)
+{
+	assert_owned(o, t->reqs);
+	for (uint32_t i = 0; i < t->n; i++) {
+		assert_owned(o, t->reqs[i].key);
+		assert_owned(o, t->reqs[i].values);
+		for (uint32_t j = 0; j < t->reqs[i].nvalues; j++)
+			assert_owned(o, t->reqs[i].values[j]);
+	}
+}
+
+/* Every pointer an object holds (a field added to kb_object belongs here
+ * too, as in reloc_object in cache/objects.c). */
+static void assert_one_block(const kb_object *o)
+{
+	const kb_meta *m = &o->meta;
+	const void *ptrs[] = {o->api_version, o->kind_name, m->name, m->ns, m->uid, m->key,
+			      m->resource_version};
+	for (size_t i = 0; i < sizeof(ptrs) / sizeof(ptrs[0]); i++)
+		assert_owned(o, ptrs[i]);
+	assert_labels_owned(o, &m->labels);
+	assert_labels_owned(o, &m->annotations);
+	if (o->kind == KB_KIND_NODE) {
+		const kb_node_obj *n = &o->u.node;
+		assert_owned(o, n->taints);
+		for (uint32_t i = 0; i < n->ntaints; i++) {
+			assert_owned(o, n->taints[i].key);
+			assert_owned(o, n->taints[i].value);
+		}
+		assert_owned(o, n->gpu_model);
+		assert_owned(o, n->gpu_group);
+	} else if (o->kind == KB_KIND_POD) {
+		const kb_pod_obj *p = &o->u.pod;
+		const void *pp[] = {p->scheduler_name, p->node_name, p->priority_class_name,
+				    p->group_name, p->group_key, p->gpu_devices, p->spec.gpu_models,
+				    p->spec.required, p->spec.preferred, p->spec.tolerations,
+				    p->spec.host_ports};
+		for (size_t i = 0; i < sizeof(pp) / sizeof(pp[0]); i++)
+			assert_owned(o, pp[i]);
+		assert_labels_owned(o, &p->spec.labels);
+		assert_labels_owned(o, &p->spec.node_selector);
+		for (uint32_t i = 0; i < p->spec.nrequired; i++)
+			assert_term_owned(o, &p->spec.required[i]);
+		for (uint32_t i = 0; i < p->spec.npreferred; i++)
+			assert_term_owned(o, &p->spec.preferred[i].term);
+		for (uint32_t i = 0; i < p->spec.ntolerations; i++) {
+			assert_owned(o, p->spec.tolerations[i].key);
+			assert_owned(o, p->spec.tolerations[i].value);
+		}
+		for (uint32_t i = 0; i < p->spec.nhost_ports; i++)
+			assert_owned(o, p->spec.host_ports[i].ip);
+	} else if (o->kind == KB_KIND_PODGROUP) {
+		assert_owned(o, o->u.podgroup.queue);
+		assert_owned(o, o->u.podgroup.priority_class_name);
+	} else if (o->kind == KB_KIND_QUEUE) {
+		assert_owned(o, o->u.queue.parent);
+	}
+}
+
+/* An object is one exact-size block: every string and array it points to
+ * is inside it, whatever the kind and however many fields are set. */
+static void objects_are_one_block_with_every_field_inside(void **state)
+{
+	static const char *const docs[] = {
+		"apiVersion: v1\nkind: Node\n"
+		"metadata:\n"
+		"  name: gpu-1\n"
+		"  uid: u-1\n"
+		"  resourceVersion: '42'\n"
+		"  labels: {nvidia.com/gpu.product: A100, zone: z1, rack: r7}\n"
+		"  annotations: {kube-batchd.io/gpu-topology: '0,1;2,3', note: hello}\n"
+		"spec:\n"
+		"  unschedulable: false\n"
+		"  taints: [{key: gpu, value: 'yes', effect: NoSchedule},"
+		" {key: spot, effect: PreferNoSchedule}]\n"
+		"status: {allocatable: {cpu: '64', memory: 256Gi, nvidia.com/gpu: '4'}}\n",
+
+		"apiVersion: v1\nkind: Pod\n"
+		"metadata:\n"
+		"  name: train-0\n"
+		"  namespace: ml\n"
+		"  labels: {app: train, tier: gpu}\n"
+		"  annotations:\n"
+		"    scheduling.k8s.io/group-name: train\n"
+		"    kube-batchd.io/gpu-models: 'A100|H100'\n"
+		"    kube-batchd.io/gpu-devices: '0,1'\n"
+		"    sim.kube-batchd.io/arrival: '1.5'\n"
+		"spec:\n"
+		"  schedulerName: kube-batchd\n"
+		"  nodeName: gpu-1\n"
+		"  priorityClassName: high\n"
+		"  nodeSelector: {zone: z1}\n"
+		"  affinity:\n"
+		"    nodeAffinity:\n"
+		"      requiredDuringSchedulingIgnoredDuringExecution:\n"
+		"        nodeSelectorTerms:\n"
+		"        - matchExpressions: [{key: rack, operator: In, values: [r1, r7]}]\n"
+		"          matchFields: [{key: metadata.name, operator: In, values: [gpu-1]}]\n"
+		"        - matchExpressions: [{key: cores, operator: Gt, values: ['8']}]\n"
+		"      preferredDuringSchedulingIgnoredDuringExecution:\n"
+		"      - weight: 10\n"
+		"        preference: {matchExpressions: [{key: zone, operator: NotIn, values: [z9]}]}\n"
+		"  tolerations: [{key: gpu, operator: Equal, value: 'yes', effect: NoSchedule},"
+		" {operator: Exists}]\n"
+		"  containers:\n"
+		"  - name: main\n"
+		"    ports: [{containerPort: 80, hostPort: 8080, hostIP: 10.0.0.1}, {hostPort: 53,"
+		" protocol: UDP}]\n"
+		"    resources: {requests: {cpu: '4', memory: 16Gi, nvidia.com/gpu: '2'}}\n",
+
+		"apiVersion: v1\nkind: Pod\nmetadata: {name: lone}\n"
+		"spec: {containers: [{name: c}]}\n",
+
+		"apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\n"
+		"metadata: {name: train, namespace: ml, labels: {team: a}}\n"
+		"spec: {minMember: 2, queue: research, priorityClassName: high,"
+		" minResources: {cpu: '8'}}\n"
+		"status: {phase: Running}\n",
+
+		"apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\n"
+		"metadata: {name: research}\n"
+		"spec: {weight: 3, parent: root, capability: {cpu: '100'},"
+		" guarantee: {resource: {cpu: '10'}}}\n",
+
+		"apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\n"
+		"metadata: {name: high}\nvalue: 1000\n",
+
+		"apiVersion: apps/v1\nkind: Deployment\n"
+		"metadata: {name: web, namespace: prod, annotations: {a: b}}\n",
+	};
+	for (size_t i = 0; i < sizeof(docs) / sizeof(docs[0]); i++) {
+		kb_object *o = decode_ok(docs[i]); /* the document is gone already */
+		assert_one_block(o);
+		kb_object_free(o);
+	}
+
+	/* And the values survived the move. */
+	kb_object *o = decode_ok(docs[1]);
+	const kb_pod_obj *p = &o->u.pod;
+	assert_string_equal(o->meta.key, "ml/train-0");
+	assert_string_equal(o->meta.uid, "Pod/ml/train-0");
+	assert_string_equal(p->group_key, "ml/train");
+	assert_string_equal(p->group_name, "train");
+	assert_string_equal(p->spec.gpu_models, "A100|H100");
+	assert_int_equal(p->ngpu_devices, 2);
+	assert_int_equal(p->gpu_devices[1], 1);
+	assert_int_equal(p->spec.nrequired, 2);
+	assert_int_equal(p->spec.required[0].n, 2);
+	assert_string_equal(p->spec.required[0].reqs[0].values[1], "r7");
+	assert_true(p->spec.required[0].reqs[1].field);
+	assert_string_equal(p->spec.required[0].reqs[1].values[0], "gpu-1");
+	assert_string_equal(p->spec.preferred[0].term.reqs[0].values[0], "z9");
+	assert_string_equal(p->spec.tolerations[0].value, "yes");
+	assert_string_equal(p->spec.tolerations[1].key, "");
+	assert_int_equal(p->spec.nhost_ports, 2);
+	assert_string_equal(p->spec.host_ports[0].ip, "10.0.0.1");
+	assert_string_equal(kb_labels_get(&p->spec.node_selector, "zone"), "z1");
+	assert_string_equal(kb_labels_get(&p->spec.labels, "tier"), "gpu");
+	assert_int_equal(p->sim_arrival_ms, 1500);
+	kb_object_free(o);
+
+	o = decode_ok(docs[0]);
+	assert_string_equal(o->u.node.gpu_model, "A100");
+	assert_ptr_equal(o->u.node.gpu_model, kb_labels_get(&o->meta.labels, KB_LABEL_GPU_PRODUCT));
+	assert_int_equal(o->u.node.gpu_group[2], 1);
+	assert_string_equal(o->u.node.taints[1].key, "spot");
+	assert_string_equal(o->meta.resource_version, "42");
+	kb_object_free(o);
+}
+
+/* ---- loading manifest files ------------------------------------------------------ */
+
+static char *write_temp(const char *text)
+{
+	char *path = strdup("/tmp/kb_manifest_XXXXXX");
+	assert_non_null(path);
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	return path;
+}
+
+static int load_manifests(const char *text, kb_cluster *c, kb_object_vec *later, kb_err *err,
+			  char **ret_path)
+{
+	char *path = write_temp(text);
+	kb_cluster_init(c, "kube-batchd", "default");
+	memset(later, 0, sizeof(*later));
+	memset(err, 0, sizeof(*err));
+	int r = kb_manifests_load(c, path, later, err);
+	unlink(path);
+	*ret_path = path;
+	return r;
+}
+
+static void release_load(kb_cluster *c, kb_object_vec *later, char *path)
+{
+	for (size_t i = 0; i < later->n; i++)
+		kb_object_free(later->v[i]);
+	KB_VEC_RELEASE(later);
+	kb_cluster_release(c);
+	free(path);
+}
+
+static void manifests_load_reads_every_document(void **state)
+{
+	const char *text = "# a cluster\n"
+			   "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n"
+			   "status: {allocatable: {cpu: '4'}}\n"
+			   "---\n---\n" /* an empty document */
+			   "apiVersion: scheduling.incubator.k8s.io/v1alpha1\nkind: PodGroup\n"
+			   "metadata: {name: g}\nspec: {minMember: 1}\n"
+			   "---\n"
+			   "apiVersion: v1\nkind: Pod\n"
+			   "metadata: {name: now, annotations: {scheduling.k8s.io/group-name: g}}\n"
+			   "spec: {schedulerName: kube-batchd}\n"
+			   "---\n"
+			   "apiVersion: v1\nkind: Pod\n"
+			   "metadata: {name: soon, annotations: {sim.kube-batchd.io/arrival: '2'}}\n"
+			   "---\n"
+			   "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: ignored}\n";
+	kb_cluster c;
+	kb_object_vec later;
+	kb_err err;
+	char *path;
+	assert_int_equal(load_manifests(text, &c, &later, &err, &path), 0);
+	assert_non_null(kb_cluster_pod(&c, "default/now"));
+	assert_null(kb_cluster_pod(&c, "default/soon"));
+	assert_int_equal(later.n, 1);
+	assert_string_equal(later.v[0]->meta.key, "default/soon");
+	kb_snapshot s;
+	kb_snapshot_init(&s);
+	assert_int_equal(kb_cluster_snapshot(&c, &s, &err), 0);
+	assert_int_equal(s.nnodes, 1);
+	assert_int_equal(s.ntasks, 1);
+	assert_int_equal(s.njobs, 1);
+	assert_string_equal(s.jobs[0].key, "default/g");
+	assert_null(s.jobs[0].invalid);
+	kb_snapshot_release(&s);
+	release_load(&c, &later, path);
+}
+
+/* Errors name the file, line and column as before streaming; the first
+ * error in file order is the one reported. */
+static void manifests_load_reports_the_first_error_in_file_order(void **state)
+{
+	static const struct {
+		const char *text;
+		const char *before, *after; /* the message: before, the path, after */
+	} cases[] = {
+		{"apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n---\n"
+		 "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n"
+		 "spec: {containers: [{name: c, resources: {requests: {cpu: 1x}}}]}\n"
+		 "---\na: [1, 2\n",
+		 "Pod \"default/p\": spec.containers[0].resources.requests.cpu: bad quantity "
+		 "\"1x\" (", ":8:59)"},
+		{"apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n---\na: [1, 2\n---\n"
+		 "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {priority: x}\n",
+		 "", ":6:1: did not find expected ',' or ']' (while parsing a flow sequence at "
+		 "line 5, column 4)"},
+		{"apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n---\nkind: Pod\nkind: Pod\n",
+		 "", ":6:1: duplicate key \"kind\" (first at line 5, column 1)"},
+		{"apiVersion: v1\nkind: Node\nmetadata: {name: \xff}\n",
+		 "", ":3:18: invalid leading UTF-8 octet (#xFF)"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		kb_cluster c;
+		kb_object_vec later;
+		kb_err err;
+		char *path;
+		assert_int_equal(load_manifests(cases[i].text, &c, &later, &err, &path), -EINVAL);
+		char want[512];
+		snprintf(want, sizeof(want), "%s%s%s", cases[i].before, path, cases[i].after);
+		assert_string_equal(err.msg, want);
+		release_load(&c, &later, path);
+	}
+
+	kb_cluster c;
+	kb_cluster_init(&c, "kube-batchd", "default");
+	kb_object_vec later = {0};
+	kb_err err;
+	assert_int_equal(kb_manifests_load(&c, "/nonexistent/m.yaml", &later, &err), -ENOENT);
+	assert_string_equal(err.msg, "/nonexistent/m.yaml: No such file or directory");
+	kb_cluster_release(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1219,6 +1537,9 @@ int main(void)
 		cmocka_unit_test_setup(priority_class, setup),
 		cmocka_unit_test_setup(multi_document_positions, setup),
 		cmocka_unit_test_setup(free_accepts_null_and_labels_get_empty, setup),
+		cmocka_unit_test_setup(objects_are_one_block_with_every_field_inside, setup),
+		cmocka_unit_test_setup(manifests_load_reads_every_document, setup),
+		cmocka_unit_test_setup(manifests_load_reports_the_first_error_in_file_order, setup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -491,6 +491,221 @@ static void yaml_accepts_a_null_error_pointer(void **state)
 	kb_yaml_file_release(&f);
 }
 
+/* ---- streams ---- */
+
+static char *temp_file(const char *text, size_t len)
+{
+	char *path = strdup("/tmp/kb_yaml_stream_XXXXXX");
+	assert_non_null(path);
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	size_t off = 0;
+	while (off < len) {
+		ssize_t n = write(fd, text + off, len - off);
+		assert_true(n > 0);
+		off += (size_t)n;
+	}
+	close(fd);
+	return path;
+}
+
+/* Streams the file (or the buffer) to the end; checks that it gives the
+ * documents kb_yaml_load_file gives, at the same positions, and fails with
+ * exactly the same code and message when the load fails. */
+static void stream_matches_load(const char *text, size_t len, bool from_file)
+{
+	char *path = temp_file(text, len);
+	kb_yaml_file f;
+	kb_err lerr = { 0 };
+	int lr = kb_yaml_load_file(path, &f, &lerr);
+
+	kb_yaml_stream *ys;
+	kb_err serr = { 0 };
+	if (from_file)
+		assert_int_equal(kb_yaml_stream_open_file(path, &ys, &serr), 0);
+	else
+		assert_int_equal(kb_yaml_stream_open_buffer(text, len, path, &ys, &serr), 0);
+	assert_string_equal(kb_yaml_stream_name(ys), path);
+	size_t ndocs = 0;
+	const kb_yaml_node *doc;
+	int sr;
+	while ((sr = kb_yaml_stream_next(ys, &doc, &serr)) > 0) {
+		if (lr == 0) {
+			assert_true(ndocs < f.ndocs);
+			assert_int_equal(doc->kind, f.docs[ndocs]->kind);
+			assert_int_equal(doc->line, f.docs[ndocs]->line);
+			assert_int_equal(doc->col, f.docs[ndocs]->col);
+			assert_int_equal(doc->n, f.docs[ndocs]->n);
+		}
+		ndocs++;
+	}
+	if (lr != sr || (lr < 0 && strcmp(lerr.msg, serr.msg) != 0))
+		fail_msg("load: %d \"%s\"; stream: %d \"%s\"", lr, lerr.msg, sr, serr.msg);
+	if (lr == 0)
+		assert_int_equal(ndocs, f.ndocs);
+	/* The end, or the failure, is repeated. */
+	kb_err again = { 0 };
+	assert_int_equal(kb_yaml_stream_next(ys, &doc, &again), sr);
+	if (sr < 0)
+		assert_string_equal(again.msg, serr.msg);
+	assert_null(kb_yaml_stream_free(ys));
+	kb_yaml_file_release(&f);
+	unlink(path);
+	free(path);
+}
+
+static void yaml_stream_gives_what_load_gives(void **state)
+{
+	static const char *const texts[] = {
+		"a: 1\n---\nb: [1, 2]\n---\n# only a comment\n---\n- x\n- y\n",
+		"---\n---\n",
+		"",
+		"a: &x 1\nb: *x\n---\nc: *x\n", /* anchors are per document */
+		"a: 1\n---\nb: [1, 2\n",
+		"a: 1\n---\na: 1\na: 2\n",
+		"a: 1\n---\nb: \x01\n",
+		"a: 1\n---\nb: \xff\n",
+		"a: {b: {c: {d: [1, *nope]}}}\n",
+		"k: v\n---\n<<: {a: 1}\n",
+	};
+	for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+		stream_matches_load(texts[i], strlen(texts[i]), true);
+		stream_matches_load(texts[i], strlen(texts[i]), false);
+	}
+}
+
+/* Errors far into a file: libyaml reads it in pieces, and a reader error
+ * (a byte offset) is placed by reading the file again. */
+static void yaml_stream_places_errors_deep_in_a_file(void **state)
+{
+	const char *doc = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n---\n";
+	static const char *const tails[] = {
+		"a: \xc3\x28\n",      /* invalid UTF-8 */
+		"a: b\x01\n",         /* a control character */
+		"a: [1, 2\n",         /* syntax */
+		"a: 1\na: 2\n",       /* a duplicate key */
+		"a: \xc3\xa9t\xc3\xa9\n", /* fine */
+	};
+	for (size_t t = 0; t < sizeof(tails) / sizeof(tails[0]); t++) {
+		char *text = repeat(doc, 2000, tails[t]);
+		stream_matches_load(text, strlen(text), true);
+		stream_matches_load(text, strlen(text), false);
+		free(text);
+	}
+}
+
+/* The node limit counts the whole stream, as a load does. */
+static void yaml_stream_counts_nodes_over_the_file(void **state)
+{
+	const char *doc = "a: &a [x, x, x, x, x, x, x, x, x, x]\n"
+			  "b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
+			  "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\n"
+			  "d: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\n"
+			  "e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\n"
+			  "f: [*e, *e, *e, *e, *e, *e, *e, *e, *e, *e]\n---\n";
+	char *text = repeat(doc, 12, "");
+	stream_matches_load(text, strlen(text), true);
+	kb_yaml_file f;
+	kb_err err = { 0 };
+	assert_int_equal(kb_yaml_load_buffer(text, strlen(text), "t.yaml", &f, &err), -E2BIG);
+	free(text);
+}
+
+static void yaml_stream_open_reports_the_file(void **state)
+{
+	kb_yaml_stream *ys = (kb_yaml_stream *)1;
+	kb_err err = { 0 };
+	assert_int_equal(kb_yaml_stream_open_file("/nonexistent/x.yaml", &ys, &err), -ENOENT);
+	assert_string_equal(err.msg, "/nonexistent/x.yaml: No such file or directory");
+	assert_null(ys);
+	assert_int_equal(kb_yaml_stream_open_file("/tmp", &ys, &err), -EISDIR);
+	assert_string_equal(err.msg, "/tmp: Is a directory");
+	assert_null(ys);
+
+	/* Too large: refused before reading (a sparse file costs nothing). */
+	char path[] = "/tmp/kb_yaml_big_XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, ((off_t)64 << 20) + 1), 0);
+	close(fd);
+	assert_int_equal(kb_yaml_stream_open_file(path, &ys, &err), -E2BIG);
+	char want[128];
+	snprintf(want, sizeof(want), "%s: larger than 64 MiB", path);
+	assert_string_equal(err.msg, want);
+	assert_null(ys);
+	unlink(path);
+
+	assert_int_equal(kb_yaml_stream_open_buffer("a: 1", ((size_t)64 << 20) + 1, NULL, &ys, &err),
+			 -E2BIG);
+	assert_string_equal(err.msg, "<buffer>: larger than 64 MiB");
+	assert_null(kb_yaml_stream_free(NULL));
+}
+
+static void yaml_stream_reuses_its_memory_for_each_document(void **state)
+{
+	/* Each document is built in the space the one before used (from the
+	 * second on, once the arena's kept chunk is as large as a document
+	 * needs): a long stream takes no more memory than its largest
+	 * document. */
+	char *text = repeat("metadata: {name: p, labels: {a: b, c: d}}\nspec: [1, 2, 3]\n---\n", 5000,
+			    "");
+	kb_yaml_stream *ys;
+	kb_err err = { 0 };
+	assert_int_equal(kb_yaml_stream_open_buffer(text, strlen(text), "t.yaml", &ys, &err), 0);
+	const kb_yaml_node *doc;
+	const kb_yaml_node *first = NULL;
+	size_t n = 0;
+	while (kb_yaml_stream_next(ys, &doc, &err) > 0) {
+		if (n == 1)
+			first = doc;
+		if (n >= 1)
+			assert_ptr_equal(doc, first); /* the root lands where the last one was */
+		assert_int_equal(doc->line, (int)(n * 3 + 1));
+		assert_string_equal(kb_yaml_str(kb_yaml_get(kb_yaml_get(doc, "metadata"), "name")), "p");
+		n++;
+	}
+	assert_int_equal(n, 5000);
+	kb_yaml_stream_free(ys);
+	free(text);
+}
+
+/* A pipe cannot be read again: it is read whole, and a reader error is
+ * still placed exactly. */
+static kb_yaml_stream *open_pipe(const char *text, char *path, size_t size)
+{
+	int fds[2];
+	assert_int_equal(pipe(fds), 0);
+	assert_int_equal(write(fds[1], text, strlen(text)), (ssize_t)strlen(text));
+	close(fds[1]);
+	snprintf(path, size, "/proc/self/fd/%d", fds[0]);
+	kb_yaml_stream *ys;
+	kb_err err = { 0 };
+	assert_int_equal(kb_yaml_stream_open_file(path, &ys, &err), 0);
+	close(fds[0]);
+	return ys;
+}
+
+static void yaml_stream_reads_a_pipe(void **state)
+{
+	char path[64];
+	kb_yaml_stream *ys = open_pipe("a: 1\n---\nb: 2\n", path, sizeof(path));
+	const kb_yaml_node *doc;
+	kb_err err = { 0 };
+	assert_int_equal(kb_yaml_stream_next(ys, &doc, &err), 1);
+	assert_string_equal(kb_yaml_str(kb_yaml_get(doc, "a")), "1");
+	assert_int_equal(kb_yaml_stream_next(ys, &doc, &err), 1);
+	assert_int_equal(doc->line, 3);
+	assert_int_equal(kb_yaml_stream_next(ys, &doc, &err), 0);
+	kb_yaml_stream_free(ys);
+
+	ys = open_pipe("a: 1\n---\nb: 2\n---\nc: \xff\n", path, sizeof(path));
+	assert_int_equal(kb_yaml_stream_next(ys, &doc, &err), -EINVAL);
+	char want[128];
+	snprintf(want, sizeof(want), "%s:5:4: invalid leading UTF-8 octet (#xFF)", path);
+	assert_string_equal(err.msg, want);
+	kb_yaml_stream_free(ys);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -518,6 +733,12 @@ int main(void)
 		cmocka_unit_test(yaml_reports_syntax_errors_with_name_line_col),
 		cmocka_unit_test(yaml_load_file_reads_and_names_the_file),
 		cmocka_unit_test(yaml_accepts_a_null_error_pointer),
+		cmocka_unit_test(yaml_stream_gives_what_load_gives),
+		cmocka_unit_test(yaml_stream_places_errors_deep_in_a_file),
+		cmocka_unit_test(yaml_stream_counts_nodes_over_the_file),
+		cmocka_unit_test(yaml_stream_open_reports_the_file),
+		cmocka_unit_test(yaml_stream_reuses_its_memory_for_each_document),
+		cmocka_unit_test(yaml_stream_reads_a_pipe),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
