@@ -107,10 +107,14 @@ void kb_cluster_init(kb_cluster *c, const char *scheduler_name, const char *defa
 	c->scheduler_name = scheduler_name;
 	c->default_queue = default_queue;
 	kb_arena_init(&c->cache.arena);
+	kb_snapshot_init(&c->live);
 }
 
 void kb_cluster_release(kb_cluster *c)
 {
+	kb_snapshot_release(&c->live);
+	free(c->live_task_of_slot);
+	KB_VEC_RELEASE(&c->live_dirty);
 	kb_arena_release(&c->cache.arena);
 	store_release(&c->nodes);
 	store_release(&c->pods);
@@ -180,6 +184,18 @@ bool kb_cluster_delete(kb_cluster *c, kb_kind kind, const char *key)
 	return true;
 }
 
+/* Notes that the scheduler changed pod slot sl, for the session snapshot's
+ * next refresh. When too many wait, a rebuild is cheaper: the snapshot is
+ * dropped instead. */
+static void live_mark(kb_cluster *c, const kb_slot *sl)
+{
+	if (!c->live_valid)
+		return;
+	uint32_t slot = (uint32_t)(sl - c->pods.slots.v);
+	if (c->live_dirty.n > c->live.ntasks / 4 + 64 || KB_VEC_PUSH(&c->live_dirty, slot) < 0)
+		c->live_valid = false;
+}
+
 kb_slot *kb_cluster_pod(kb_cluster *c, const char *key)
 {
 	return store_get(&c->pods, key);
@@ -201,6 +217,7 @@ int kb_cluster_set_pod(kb_cluster *c, const char *key, const char *node, kb_task
 	sl->started_ms = started_ms;
 	sl->gpu_mask = gpu_mask;
 	c->generation++;
+	live_mark(c, sl);
 	return 0;
 }
 
@@ -211,6 +228,7 @@ int kb_cluster_note_eviction(kb_cluster *c, const char *key, int64_t now_ms)
 		return -ENOENT;
 	sl->evicted_ms = now_ms;
 	c->generation++;
+	live_mark(c, sl);
 	return 0;
 }
 
@@ -223,6 +241,7 @@ int kb_cluster_set_podgroup_phase(kb_cluster *c, const char *key, kb_pg_phase ph
 		sl->overridden = true;
 		sl->pg_phase = phase;
 		c->generation++;
+		c->live_pg_dirty = true;
 	}
 	return 0;
 }
@@ -641,6 +660,89 @@ int kb_cluster_snapshot(kb_cluster *c, kb_snapshot *s, kb_err *err)
 	}
 	free(node_slots);
 	return r;
+}
+
+/* The session snapshot ----------------------------------------------------------- */
+
+/* Brings task t of the session snapshot up to date with its slot: off its
+ * node and out of its job's counts, refreshed, then back in. O(1) but for a
+ * node lookup when the pod moved. */
+static void live_refresh_task(kb_cluster *c, uint32_t ti)
+{
+	kb_snapshot *s = &c->live;
+	kb_task *t = &s->tasks[ti];
+	kb_slot *sl = &c->pods.slots.v[t->cache_slot];
+	kb_snapshot_set_task_status(s, ti, KB_TASK_UNKNOWN); /* holds no node */
+	kb_task fresh = *t;
+	task_refresh(s, &fresh, sl);
+	t->node = fresh.node;
+	t->started_ms = fresh.started_ms;
+	t->evicted_ms = fresh.evicted_ms;
+	t->gpu_mask = fresh.gpu_mask;
+	kb_snapshot_set_task_status(s, ti, fresh.status);
+}
+
+/* Builds the session snapshot again, and its slot -> task map. */
+static int live_rebuild(kb_cluster *c, kb_err *err)
+{
+	c->live_valid = false;
+	kb_snapshot_release(&c->live);
+	int r = kb_cluster_snapshot(c, &c->live, err);
+	if (r < 0)
+		return r;
+	uint32_t n = (uint32_t)c->pods.slots.n;
+	if (n > c->live_nslots || !c->live_task_of_slot) {
+		uint32_t *m = realloc(c->live_task_of_slot, (n ? n : 1) * sizeof(uint32_t));
+		if (!m)
+			return kb_err_set(err, -ENOMEM, "building the snapshot: out of memory");
+		c->live_task_of_slot = m;
+		c->live_nslots = n;
+	}
+	memset(c->live_task_of_slot, 0xff, n * sizeof(uint32_t));
+	for (uint32_t i = 0; i < c->live.ntasks; i++)
+		c->live_task_of_slot[c->live.tasks[i].cache_slot] = i;
+	c->live_dirty.n = 0;
+	c->live_pg_dirty = false;
+	c->live_shape = c->shape;
+	c->live_valid = true;
+	return 0;
+}
+
+int kb_cluster_session_snapshot(kb_cluster *c, kb_snapshot **ret, kb_err *err)
+{
+	kb_snapshot *s = &c->live;
+	if (kb_snapshot_journal_rollback(s) < 0)
+		c->live_valid = false; /* a save failed: not as it was */
+	if (!c->live_valid || c->live_shape != c->shape) {
+		int r = live_rebuild(c, err);
+		if (r < 0)
+			return r;
+	} else {
+		for (size_t k = 0; k < c->live_dirty.n; k++) {
+			uint32_t slot = c->live_dirty.v[k];
+			uint32_t ti = slot < c->live_nslots ? c->live_task_of_slot[slot] : UINT32_MAX;
+			if (ti != UINT32_MAX)
+				live_refresh_task(c, ti);
+		}
+		c->live_dirty.n = 0;
+		if (c->live_pg_dirty) {
+			for (uint32_t i = 0; i < s->njobs; i++) {
+				kb_job *j = &s->jobs[i];
+				if (j->cache_slot != UINT32_MAX) {
+					const kb_slot *sl = &c->podgroups.slots.v[j->cache_slot];
+					j->phase = sl->overridden ? sl->pg_phase : sl->obj->u.podgroup.phase;
+				}
+			}
+			c->live_pg_dirty = false;
+		}
+	}
+	int r = kb_snapshot_journal_begin(s);
+	if (r < 0) {
+		c->live_valid = false;
+		return kb_err_set(err, r, "building the snapshot: out of memory");
+	}
+	*ret = s;
+	return 0;
 }
 
 /* True when key names a pod of ours in no group: it has a job of its own,

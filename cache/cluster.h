@@ -119,6 +119,17 @@ typedef struct kb_cluster {
 	uint64_t cache_shape; /* shape of the cached build */
 	bool cache_valid;
 	kb_snapshot_cache cache;
+	/* The session snapshot (kb_cluster_session_snapshot): kept between
+	 * sessions, lent to each, put back through its journal; valid while the
+	 * shape stays live_shape. Pods whose slot the scheduler changed since
+	 * (placements, statuses, evictions) wait in live_dirty; live_pg_dirty
+	 * when a PodGroup phase changed. */
+	kb_snapshot live;
+	bool live_valid, live_pg_dirty;
+	uint64_t live_shape;
+	uint32_t *live_task_of_slot; /* pod slot -> task index, UINT32_MAX for none */
+	uint32_t live_nslots;
+	KB_VEC(uint32_t) live_dirty;
 } kb_cluster;
 
 /* scheduler_name and default_queue are borrowed (must outlive the cluster). */
@@ -165,5 +176,18 @@ void kb_cluster_queue_conf_changed(kb_cluster *c);
  * per node and 530 per job); a full build also holds about 40 bytes per
  * pod of scratch until it returns. */
 int kb_cluster_snapshot(kb_cluster *c, kb_snapshot *ret, kb_err *err);
+
+/* A snapshot for one session, lent (the cluster owns it): the one the last
+ * session had, put back as it was through its journal and brought up to
+ * date, or built again (kb_cluster_snapshot) when an object was added,
+ * replaced or removed since. It records its journal from now until the
+ * next call, so the session may change it freely. Valid until the next
+ * call or the next change to the store; the caller must not release it.
+ * Returns 0 and *ret, or -ENOMEM (with err).
+ * Cost: with no object added, replaced or removed since the last call,
+ * O(what the last session touched + jobs + queues + pods the scheduler
+ * changed since), independent of the cluster's size otherwise; else as
+ * kb_cluster_snapshot. */
+int kb_cluster_session_snapshot(kb_cluster *c, kb_snapshot **ret, kb_err *err);
 
 #endif

@@ -317,35 +317,31 @@ static void run_session(daemon_state *d)
 {
 	double t0 = mono_s();
 	int64_t now = wall_ms();
-	kb_snapshot snap;
-	kb_snapshot_init(&snap);
+	kb_snapshot *snap; /* lent by the cluster until the next session */
 	kb_err err = {0};
-	int r = kb_cluster_snapshot(&d->cluster, &snap, &err);
+	int r = kb_cluster_session_snapshot(&d->cluster, &snap, &err);
 	if (r < 0) {
 		kb_error("snapshot: %s", err.msg[0] ? err.msg : strerror(-r));
 		d->session_errors++;
-		kb_snapshot_release(&snap);
 		return;
 	}
 	kb_session ssn;
-	r = kb_session_open(&ssn, &snap, &d->conf, &kb_writers_effects, d->writers, now, &err);
+	r = kb_session_open(&ssn, snap, &d->conf, &kb_writers_effects, d->writers, now, &err);
 	if (r < 0) {
 		kb_error("opening a session: %s", err.msg[0] ? err.msg : strerror(-r));
 		d->session_errors++;
-		kb_snapshot_release(&snap);
 		return;
 	}
 	r = kb_session_run_actions(&ssn, &err);
 	if (r < 0)
 		kb_error("session: %s", err.msg[0] ? err.msg : strerror(-r));
-	uint32_t binds = ssn.binds, evictions = ssn.evictions, njobs = snap.njobs;
+	uint32_t binds = ssn.binds, evictions = ssn.evictions, njobs = snap->njobs;
 	int rc = kb_session_close(&ssn);
 	if (rc < 0)
 		kb_warn("session: %d side effects failed, the first: %s", ssn.effect_errors,
 			ssn.first_effect_err.msg[0] ? ssn.first_effect_err.msg : strerror(-rc));
 	if (r < 0 || rc < 0)
 		d->session_errors++;
-	kb_snapshot_release(&snap);
 	double dt = mono_s() - t0;
 	d->sessions++;
 	d->session_seconds_sum += dt;

@@ -556,8 +556,7 @@ int kb_simulate(const kb_sim_options *opt, FILE *out, kb_err *err)
 	size_t next_arrival = 0;
 	uint32_t sessions = 0;
 	int64_t end_ms = 0;
-	kb_snapshot snap;
-	kb_snapshot_init(&snap);
+	kb_snapshot *snap; /* lent by the cluster for each session */
 	for (sim.now_ms = 0; sim.now_ms <= max_time;) {
 		if (sessions >= KB_SIM_MAX_SESSIONS) {
 			/* Something changes every period and keeps changing: report
@@ -579,17 +578,16 @@ int kb_simulate(const kb_sim_options *opt, FILE *out, kb_err *err)
 		if ((r = complete_due(&sim)) < 0)
 			goto out_snap;
 
-		kb_snapshot_release(&snap);
-		if ((r = kb_cluster_snapshot(&sim.cluster, &snap, err)) < 0)
+		if ((r = kb_cluster_session_snapshot(&sim.cluster, &snap, err)) < 0)
 			goto out_snap;
 		kb_session ssn;
 		sim.changed = false;
 		forget_reports(&sim);
-		if ((r = kb_session_open(&ssn, &snap, &conf, &sim_effects, &sim, sim.now_ms, err)) < 0)
+		if ((r = kb_session_open(&ssn, snap, &conf, &sim_effects, &sim, sim.now_ms, err)) < 0)
 			goto out_snap;
 		r = kb_session_run_actions(&ssn, err);
 		if (r == 0)
-			r = record_queues(&sim, &snap);
+			r = record_queues(&sim, snap);
 		int rc = kb_session_close(&ssn);
 		sessions++;
 		end_ms = sim.now_ms;
@@ -622,7 +620,6 @@ int kb_simulate(const kb_sim_options *opt, FILE *out, kb_err *err)
 	else
 		print_table(&sim, sessions, end_ms, out);
 out_snap:
-	kb_snapshot_release(&snap);
 out:
 	for (size_t i = 0; i < later.n; i++)
 		kb_object_free(later.v[i]);

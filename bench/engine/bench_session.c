@@ -8,13 +8,13 @@
  * the manifests go into a kb_cluster (kb_manifests_load; pods with a later
  * arrival are applied at once), then sessions run back to back:
  *
- *   kb_cluster_snapshot -> kb_session_open -> kb_session_run_actions ->
- *   kb_session_close -> (snapshot released) -> apply the session's binds
- *   (kb_cluster_set_pod ... KB_TASK_RUNNING) and PodGroup phases
+ *   kb_cluster_session_snapshot -> kb_session_open -> kb_session_run_actions ->
+ *   kb_session_close -> apply the session's binds (kb_cluster_set_pod ...
+ *   KB_TASK_RUNNING) and PodGroup phases
  *
- * until no pod is pending or a session binds nothing. Binds and phases are
- * collected during the session and applied only after the snapshot is gone:
- * the cluster never changes under a live snapshot. Then --idle (default 5)
+ * until no pod is pending or a session binds nothing, as the daemon does.
+ * Binds and phases are collected during the session and applied only after
+ * it closed: the cluster never changes under a session. Then --idle (default 5)
  * more sessions run with nothing new to do; their median is idle_session_ms.
  *
  * Times are CLOCK_MONOTONIC. Per session: snapshot, open, actions, close
@@ -231,31 +231,27 @@ typedef struct bench {
 
 static int run_one(bench *b, sess_row *row, kb_err *err)
 {
-	kb_snapshot snap;
-	kb_snapshot_init(&snap);
+	kb_snapshot *snap; /* lent by the cluster, as in the daemon */
 	b->fx.strs.n = b->fx.binds.n = b->fx.phases.n = 0;
 	b->fx.pending = 0;
 
 	double c0 = cpu_ms();
 	double t0 = now_ms();
-	int r = kb_cluster_snapshot(&b->cluster, &snap, err);
+	int r = kb_cluster_session_snapshot(&b->cluster, &snap, err);
 	double t1 = now_ms();
-	if (r < 0) {
-		kb_snapshot_release(&snap);
+	if (r < 0)
 		return kb_err_prefix(err, "snapshot");
-	}
 	if (b->nodes == 0 && b->tasks == 0) {
-		b->nodes = snap.nnodes;
-		b->jobs = snap.njobs;
-		b->queues = snap.nqueues;
-		for (uint32_t i = 0; i < snap.ntasks; i++)
-			b->tasks += !snap.tasks[i].foreign;
+		b->nodes = snap->nnodes;
+		b->jobs = snap->njobs;
+		b->queues = snap->nqueues;
+		for (uint32_t i = 0; i < snap->ntasks; i++)
+			b->tasks += !snap->tasks[i].foreign;
 	}
 	kb_session ssn;
-	r = kb_session_open(&ssn, &snap, &b->conf, &bench_effects, &b->fx, b->now, err);
+	r = kb_session_open(&ssn, snap, &b->conf, &bench_effects, &b->fx, b->now, err);
 	double t2 = now_ms();
 	if (r < 0) {
-		kb_snapshot_release(&snap);
 		return kb_err_prefix(err, "session open");
 	}
 	r = kb_session_run_actions(&ssn, err);
@@ -264,24 +260,20 @@ static int run_one(bench *b, sess_row *row, kb_err *err)
 	double t4 = now_ms();
 	double c4 = cpu_ms();
 	if (r < 0) {
-		kb_snapshot_release(&snap);
 		return kb_err_prefix(err, "actions");
 	}
 	if (rc < 0 || b->fx.oom) {
-		kb_snapshot_release(&snap);
 		return kb_err_set(err, rc < 0 ? rc : -ENOMEM, "session close: effects failed: %s",
 				  strerror(rc < 0 ? -rc : ENOMEM));
 	}
 	if (b->check) {
 		char why[512];
-		if (!kb_snapshot_check(&snap, why, sizeof(why))) {
-			kb_snapshot_release(&snap);
+		if (!kb_snapshot_check(snap, why, sizeof(why))) {
 			return kb_err_set(err, -EPROTO, "invariant broken after session: %s", why);
 		}
 	}
-	kb_snapshot_release(&snap);
-
-	/* The snapshot is gone: now the store may change. */
+	/* The session is over: now the store may change (the lent snapshot is
+	 * put back and refreshed at the next session). */
 	double t5 = now_ms();
 	for (size_t i = 0; i < b->fx.binds.n; i++) {
 		const bind_rec *br = &b->fx.binds.v[i];

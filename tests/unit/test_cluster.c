@@ -186,12 +186,95 @@ static void missing_podgroups_each_get_a_job(void **state)
 	kb_cluster_release(&c);
 }
 
+/* Equal but for the order of each node's task list (a refreshed task goes to
+ * the front) and the change counters. */
+static void assert_same_but_lists(const kb_snapshot *x, const kb_snapshot *y)
+{
+	assert_int_equal(x->nnodes, y->nnodes);
+	assert_int_equal(x->ntasks, y->ntasks);
+	assert_int_equal(x->njobs, y->njobs);
+	for (uint32_t i = 0; i < x->nnodes; i++) {
+		kb_node a = x->nodes[i], b = y->nodes[i];
+		a.gen = b.gen = 0;
+		a.task_head = b.task_head = 0;
+		assert_memory_equal(&a, &b, sizeof(kb_node));
+	}
+	for (uint32_t i = 0; i < x->ntasks; i++) {
+		kb_task a = x->tasks[i], b = y->tasks[i];
+		a.node_prev = a.node_next = b.node_prev = b.node_next = 0;
+		assert_memory_equal(&a, &b, sizeof(kb_task));
+	}
+	for (uint32_t i = 0; i < x->njobs; i++) {
+		kb_job a = x->jobs[i], b = y->jobs[i];
+		a.invalid = b.invalid = NULL;
+		assert_memory_equal(&a, &b, sizeof(kb_job));
+	}
+	assert_memory_equal(x->queues, y->queues, x->nqueues * sizeof(kb_queue));
+	assert_memory_equal(&x->total_future_idle, &y->total_future_idle, sizeof(kb_res));
+	char why[256];
+	assert_true(kb_snapshot_check(x, why, sizeof(why)));
+}
+
+/* The lent session snapshot: a session's own changes are put back, and what
+ * the scheduler changed in the store since is brought in, without a build. */
+static void session_snapshot_is_put_back_and_refreshed(void **state)
+{
+	kb_cluster c;
+	kb_err err;
+	kb_cluster_init(&c, "kube-batchd", "default");
+	load(&c, CLUSTER);
+	kb_snapshot *s;
+	assert_int_equal(kb_cluster_session_snapshot(&c, &s, &err), 0);
+	/* A session places a and b (not committed to the store). */
+	int32_t a = -1, b = -1;
+	for (uint32_t i = 0; i < s->ntasks; i++) {
+		if (strcmp(s->tasks[i].key, "default/a") == 0)
+			a = (int32_t)i;
+		if (strcmp(s->tasks[i].key, "default/b") == 0)
+			b = (int32_t)i;
+	}
+	assert_true(a >= 0 && b >= 0);
+	kb_snapshot_touch_task(s, (uint32_t)a);
+	s->tasks[a].node = kb_snapshot_find_node(s, "n2");
+	kb_snapshot_set_task_status(s, (uint32_t)a, KB_TASK_ALLOCATED);
+	kb_snapshot_touch_task(s, (uint32_t)b);
+	s->tasks[b].node = kb_snapshot_find_node(s, "n1");
+	kb_snapshot_set_task_status(s, (uint32_t)b, KB_TASK_BINDING);
+	s->jobs[0].pending_reason = "a session wrote this";
+
+	/* Then the store learns what happened: a elsewhere, b bound and evicted. */
+	assert_int_equal(kb_cluster_set_pod(&c, "default/a", "n1", KB_TASK_RUNNING, 5000, 1u << 1), 0);
+	assert_int_equal(kb_cluster_set_pod(&c, "default/b", "n1", KB_TASK_BOUND, 5000, 0), 0);
+	assert_int_equal(kb_cluster_note_eviction(&c, "default/b", 4000), 0);
+	assert_int_equal(kb_cluster_set_podgroup_phase(&c, "default/g", KB_PG_RUNNING), 0);
+	uint64_t shape = c.shape;
+
+	kb_snapshot *again;
+	assert_int_equal(kb_cluster_session_snapshot(&c, &again, &err), 0);
+	assert_ptr_equal(again, s);
+	assert_true(c.live_valid && c.live_shape == shape); /* no build */
+	kb_snapshot ref;
+	kb_snapshot_init(&ref);
+	assert_int_equal(kb_cluster_snapshot(&c, &ref, &err), 0);
+	assert_same_but_lists(again, &ref);
+	kb_snapshot_release(&ref);
+
+	/* A new object: built again. */
+	load(&c, "apiVersion: v1\nkind: Node\nmetadata: {name: n3}\n"
+		 "status: {allocatable: {cpu: '4', memory: 4Gi}}\n");
+	assert_int_equal(kb_cluster_session_snapshot(&c, &again, &err), 0);
+	assert_int_equal(again->nnodes, 3);
+	assert_true(c.live_shape == c.shape);
+	kb_cluster_release(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(cached_snapshot_equals_full_build_after_scheduler_changes),
 		cmocka_unit_test(new_object_makes_a_full_build),
 		cmocka_unit_test(missing_podgroups_each_get_a_job),
+		cmocka_unit_test(session_snapshot_is_put_back_and_refreshed),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
