@@ -60,7 +60,8 @@ typedef struct gpu_state {
 	 * time a score needs it (workload_known). */
 	struct kb_gpu_workload workload;
 	bool have_workload, workload_known;
-	struct kb_gpu_node *nodes; /* per snapshot node */
+	struct kb_gpu_node *nodes; /* per snapshot node, once devices_known */
+	bool devices_known;
 	/* Per job: the topology label value of its first placed member, worked
 	 * out the first time it is needed (job_topo_known). */
 	const char **job_topo;
@@ -184,6 +185,44 @@ static const char *job_topo_of(gpu_state *st, const kb_snapshot *s, int32_t j)
 	return st->job_topo[j];
 }
 
+/* Every node's devices as the session found them, worked out the first
+ * time a pod that asks for GPUs is considered (never, in a session without
+ * one). Tasks this session placed (Allocated, Pipelined) are left out: their
+ * on_allocate accounts for them. A task placed without (valid) devices is
+ * given the lowest free ones, as kube-batchd would have chosen.
+ * O(nodes + tasks on GPU nodes), once. */
+static void devices_of(gpu_state *st, kb_snapshot *s)
+{
+	if (st->devices_known)
+		return;
+	st->devices_known = true;
+	for (uint32_t ni = 0; ni < s->nnodes; ni++) {
+		const kb_node *n = &s->nodes[ni];
+		struct kb_gpu_node *gn = &st->nodes[ni];
+		node_view(st, n, gn);
+		if (gn->gpu_count == 0)
+			continue; /* no devices to account for */
+		for (int32_t ti = n->task_head; ti >= 0; ti = s->tasks[ti].node_next) {
+			kb_task *t = &s->tasks[ti];
+			struct kb_gpu_task gt;
+			if (t->status == KB_TASK_ALLOCATED || t->status == KB_TASK_PIPELINED ||
+			    gpu_task_of(st, t, false, &gt) != ASK_GPUS)
+				continue;
+			uint32_t valid_mask = gn->gpu_count >= 32 ? ~0u : ((1u << gn->gpu_count) - 1);
+			if (t->gpu_mask == 0 || (t->gpu_mask & ~valid_mask) ||
+			    !kb_gpu_devices_valid(gn, &gt, t->gpu_mask)) {
+				/* Placed without (valid) devices: give it the lowest free ones. */
+				uint32_t mask = 0;
+				if (kb_gpu_devices_choose(gn, &gt, KB_GPU_DEVSEL_FIRST, 0, &mask) < 0)
+					continue; /* over-committed by someone else: nothing to track */
+				kb_snapshot_touch_task(s, (uint32_t)ti);
+				t->gpu_mask = mask;
+			}
+			take_devices(gn, t, +1);
+		}
+	}
+}
+
 /* Devices for t on node ni: whole GPUs from one topology group when
  * possible, else the policy's choice. 0 and *ret, or -ENOSPC. */
 static int choose(gpu_state *st, const kb_snapshot *s, uint32_t ni, const struct kb_gpu_task *gt,
@@ -257,31 +296,6 @@ static int gpu_open(kb_session *ssn, const kb_plugin_conf *pc, void **ret, kb_er
 	if (st->gpu_res < 0)
 		return 0; /* no GPUs in this cluster */
 
-	/* Per-device use from the tasks on each node. */
-	for (uint32_t ni = 0; ni < s->nnodes; ni++) {
-		const kb_node *n = &s->nodes[ni];
-		struct kb_gpu_node *gn = &st->nodes[ni];
-		node_view(st, n, gn);
-		if (gn->gpu_count == 0)
-			continue; /* no devices to account for */
-		for (int32_t ti = n->task_head; ti >= 0; ti = s->tasks[ti].node_next) {
-			kb_task *t = &s->tasks[ti];
-			struct kb_gpu_task gt;
-			if (gpu_task_of(st, t, false, &gt) != ASK_GPUS)
-				continue;
-			uint32_t valid_mask = gn->gpu_count >= 32 ? ~0u : ((1u << gn->gpu_count) - 1);
-			if (t->gpu_mask == 0 || (t->gpu_mask & ~valid_mask) ||
-			    !kb_gpu_devices_valid(gn, &gt, t->gpu_mask)) {
-				/* Placed without (valid) devices: give it the lowest free ones. */
-				uint32_t mask = 0;
-				if (kb_gpu_devices_choose(gn, &gt, KB_GPU_DEVSEL_FIRST, 0, &mask) < 0)
-					continue; /* over-committed by someone else: nothing to track */
-				kb_snapshot_touch_task(s, (uint32_t)ti);
-				t->gpu_mask = mask;
-			}
-			take_devices(gn, t, +1);
-		}
-	}
 	return 0;
 }
 
@@ -304,6 +318,9 @@ static int gpu_predicate(void *state, const kb_session *ssn, const kb_task *t, c
 		*ret = "pod asks for more GPU devices than a node can hold";
 		return KB_FIT_FAIL;
 	}
+	/* Working out the devices is this plugin's own state (and the masks of
+	 * pods placed without any), not a change a predicate may not make. */
+	devices_of(st, (kb_snapshot *)ssn->snap);
 	const struct kb_gpu_node *gn = &st->nodes[n - ssn->snap->nodes];
 	if (gn->gpu_count == 0) {
 		*ret = "node(s) had no GPU devices";
@@ -327,6 +344,7 @@ static double gpu_node_order(void *state, const kb_session *ssn, const kb_task *
 	struct kb_gpu_task gt;
 	if (gpu_task_of(st, t, true, &gt) != ASK_GPUS)
 		return 0;
+	devices_of(st, (kb_snapshot *)ssn->snap); /* as in gpu_predicate */
 	const kb_snapshot *s = ssn->snap;
 	uint32_t ni = (uint32_t)(n - s->nodes);
 	const struct kb_gpu_node *gn = &st->nodes[ni];
@@ -367,6 +385,7 @@ static void gpu_on_allocate(void *state, kb_session *ssn, kb_task *t)
 	if (t->node < 0 || gpu_task_of(st, t, false, &gt) != ASK_GPUS)
 		return;
 	kb_snapshot *s = ssn->snap;
+	devices_of(st, s);
 	uint32_t mask = 0;
 	if (choose(st, s, (uint32_t)t->node, &gt, &mask) < 0)
 		return; /* the predicate passed, so this does not happen */
@@ -384,7 +403,10 @@ static void gpu_on_deallocate(void *state, kb_session *ssn, kb_task *t)
 {
 	gpu_state *st = state;
 	struct kb_gpu_task gt;
-	if (t->node < 0 || gpu_task_of(st, t, false, &gt) != ASK_GPUS || !t->gpu_mask)
+	if (t->node < 0 || gpu_task_of(st, t, false, &gt) != ASK_GPUS)
+		return;
+	devices_of(st, ssn->snap); /* may give t the devices it holds */
+	if (!t->gpu_mask)
 		return;
 	take_devices(&st->nodes[t->node], t, -1);
 	kb_snapshot_touch_task(ssn->snap, (uint32_t)(t - ssn->snap->tasks));

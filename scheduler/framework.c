@@ -126,14 +126,20 @@ int kb_session_close(kb_session *ssn)
 			note_effect(ssn, fx->job_status(ssn->effects_ctx, ssn, &s->jobs[i]), "job status",
 				    s->jobs[i].key);
 	if (fx && fx->task_pending) {
-		for (uint32_t i = 0; i < s->ntasks; i++) {
-			const kb_task *t = &s->tasks[i];
-			if (t->foreign || t->status != KB_TASK_PENDING)
+		/* Job by job (the order of the tasks), skipping jobs with nothing
+		 * pending: O(jobs + their pending jobs' tasks). */
+		for (uint32_t ji = 0; ji < s->njobs; ji++) {
+			const kb_job *j = &s->jobs[ji];
+			if (j->nstatus[KB_TASK_PENDING] == 0)
 				continue;
-			const kb_job *j = &s->jobs[t->job];
 			const char *why = j->invalid ? j->invalid : j->pending_reason;
-			note_effect(ssn, fx->task_pending(ssn->effects_ctx, ssn, t, why), "pending report",
-				    t->key);
+			for (uint32_t k = 0; k < j->ntasks; k++) {
+				const kb_task *t = &s->tasks[s->job_tasks[j->first_task + k]];
+				if (t->foreign || t->status != KB_TASK_PENDING)
+					continue;
+				note_effect(ssn, fx->task_pending(ssn->effects_ctx, ssn, t, why),
+					    "pending report", t->key);
+			}
 		}
 	}
 	int r = ssn->effect_errors ? ssn->first_effect_err.code : 0;

@@ -133,7 +133,11 @@ static const char *cannot_hold(kb_session *ssn, const kb_job *j)
 	}
 	if ((uint32_t)k > n)
 		return NULL; /* job valid decides that */
-	qsort(reqs, n, sizeof(kb_res), cmp_res);
+	bool alike = true; /* a gang's members usually ask the same: no sort then */
+	for (uint32_t i = 1; i < n && alike; i++)
+		alike = memcmp(&reqs[i], &reqs[0], sizeof(kb_res)) == 0;
+	if (!alike)
+		qsort(reqs, n, sizeof(kb_res), cmp_res);
 	kb_res need = {{0}};
 	for (int32_t i = 0; i < k; i++)
 		kb_res_add(&need, &reqs[i]);
