@@ -10,6 +10,7 @@
 
 #include "base/yaml_doc.h"
 #include "cache/cluster.h"
+#include "tests/unit/load_cluster.h"
 
 static const char CLUSTER[] =
 	"apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n"
@@ -29,19 +30,6 @@ static const char CLUSTER[] =
 	"spec: {schedulerName: kube-batchd, containers: [{name: c, resources: {requests: {cpu: '1'}}}]}\n"
 	"---\napiVersion: v1\nkind: Pod\nmetadata: {name: theirs}\n"
 	"spec: {nodeName: n2, containers: [{name: c, resources: {requests: {cpu: '2'}}}]}\nstatus: {phase: Running}\n";
-
-static void load(kb_cluster *c, const char *text)
-{
-	kb_yaml_file yf;
-	kb_err err;
-	assert_int_equal(kb_yaml_load_buffer(text, strlen(text), "cluster", &yf, &err), 0);
-	for (size_t i = 0; i < yf.ndocs; i++) {
-		kb_object *o;
-		assert_int_equal(kb_object_decode(yf.docs[i], "cluster", &c->resnames, &o, &err), 0);
-		assert_int_equal(kb_cluster_apply(c, o, 0), 0);
-	}
-	kb_yaml_file_release(&yf);
-}
 
 /* Field by field equality; the strings a build allocates compare by text. */
 static void assert_same(const kb_snapshot *x, const kb_snapshot *y)
@@ -79,7 +67,7 @@ static void cached_snapshot_equals_full_build_after_scheduler_changes(void **sta
 	kb_cluster c;
 	kb_err err;
 	kb_cluster_init(&c, "kube-batchd", "default");
-	load(&c, CLUSTER);
+	load_cluster(&c, CLUSTER);
 	kb_snapshot first, cached, full;
 	kb_snapshot_init(&first);
 	assert_int_equal(kb_cluster_snapshot(&c, &first, &err), 0); /* full build, cached */
@@ -121,12 +109,12 @@ static void new_object_makes_a_full_build(void **state)
 	kb_cluster c;
 	kb_err err;
 	kb_cluster_init(&c, "kube-batchd", "default");
-	load(&c, CLUSTER);
+	load_cluster(&c, CLUSTER);
 	kb_snapshot s;
 	kb_snapshot_init(&s);
 	assert_int_equal(kb_cluster_snapshot(&c, &s, &err), 0);
 	kb_snapshot_release(&s);
-	load(&c, "apiVersion: v1\nkind: Node\nmetadata: {name: n0}\n"
+	load_cluster(&c, "apiVersion: v1\nkind: Node\nmetadata: {name: n0}\n"
 		 "status: {allocatable: {cpu: '8', memory: 4Gi}}\n");
 	kb_snapshot_init(&s);
 	assert_int_equal(kb_cluster_snapshot(&c, &s, &err), 0);
@@ -149,7 +137,7 @@ static void missing_podgroups_each_get_a_job(void **state)
 	kb_cluster c;
 	kb_err err;
 	kb_cluster_init(&c, "kube-batchd", "default");
-	load(&c, "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n"
+	load_cluster(&c, "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n"
 		 "status: {allocatable: {cpu: '4'}}\n");
 	for (int i = 0; i < 6; i++) {
 		char doc[512];
@@ -158,7 +146,7 @@ static void missing_podgroups_each_get_a_job(void **state)
 			 "metadata: {name: p%d, annotations: {scheduling.k8s.io/group-name: m%d}}\n"
 			 "spec: {schedulerName: kube-batchd}\n",
 			 i, i % 5);
-		load(&c, doc);
+		load_cluster(&c, doc);
 	}
 	kb_snapshot full, cached, again;
 	kb_snapshot_init(&full);
@@ -222,7 +210,7 @@ static void session_snapshot_is_put_back_and_refreshed(void **state)
 	kb_cluster c;
 	kb_err err;
 	kb_cluster_init(&c, "kube-batchd", "default");
-	load(&c, CLUSTER);
+	load_cluster(&c, CLUSTER);
 	kb_snapshot *s;
 	assert_int_equal(kb_cluster_session_snapshot(&c, &s, &err), 0);
 	/* A session places a and b (not committed to the store). */
@@ -260,7 +248,7 @@ static void session_snapshot_is_put_back_and_refreshed(void **state)
 	kb_snapshot_release(&ref);
 
 	/* A new object: built again. */
-	load(&c, "apiVersion: v1\nkind: Node\nmetadata: {name: n3}\n"
+	load_cluster(&c, "apiVersion: v1\nkind: Node\nmetadata: {name: n3}\n"
 		 "status: {allocatable: {cpu: '4', memory: 4Gi}}\n");
 	assert_int_equal(kb_cluster_session_snapshot(&c, &again, &err), 0);
 	assert_int_equal(again->nnodes, 3);

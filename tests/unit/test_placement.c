@@ -14,6 +14,7 @@
 #include "cache/cluster.h"
 #include "scheduler/actions/placement.h"
 #include "scheduler/statement.h"
+#include "tests/unit/load_cluster.h"
 
 /* n1 holds 3 one-cpu members, n2 holds 2; queue q is capped at 4 cpu. The
  * gang g has 6 identical members; h is capped by q. */
@@ -44,35 +45,22 @@ typedef struct fixture {
 	kb_session ssn;
 } fixture;
 
-static void apply(fixture *f, const char *text)
-{
-	kb_yaml_file yf;
-	kb_err err;
-	assert_int_equal(kb_yaml_load_buffer(text, strlen(text), "cluster", &yf, &err), 0);
-	for (size_t i = 0; i < yf.ndocs; i++) {
-		kb_object *o;
-		assert_int_equal(kb_object_decode(yf.docs[i], "cluster", &f->cluster.resnames, &o, &err), 0);
-		assert_int_equal(kb_cluster_apply(&f->cluster, o, 0), 0);
-	}
-	kb_yaml_file_release(&yf);
-}
-
 static int setup(void **state)
 {
 	fixture *f = calloc(1, sizeof(*f));
 	kb_cluster_init(&f->cluster, "kube-batchd", "default");
-	apply(f, CLUSTER);
+	load_cluster(&f->cluster, CLUSTER);
 	char buf[512], name[16];
 	for (int i = 0; i < 6; i++) {
 		snprintf(name, sizeof(name), "g%d", i);
-		apply(f, pod(buf, sizeof(buf), name, "g", "1", ""));
+		load_cluster(&f->cluster, pod(buf, sizeof(buf), name, "g", "1", ""));
 	}
-	apply(f, pod(buf, sizeof(buf), "g-big", "g", "2", ""));
-	apply(f, pod(buf, sizeof(buf), "g-tol", "g", "1",
+	load_cluster(&f->cluster, pod(buf, sizeof(buf), "g-big", "g", "2", ""));
+	load_cluster(&f->cluster, pod(buf, sizeof(buf), "g-tol", "g", "1",
 		     "tolerations: [{key: k, operator: Exists, effect: NoSchedule}], "));
 	for (int i = 0; i < 5; i++) {
 		snprintf(name, sizeof(name), "h%d", i);
-		apply(f, pod(buf, sizeof(buf), name, "h", "1", ""));
+		load_cluster(&f->cluster, pod(buf, sizeof(buf), name, "h", "1", ""));
 	}
 	kb_err err;
 	kb_snapshot_init(&f->snap);
@@ -116,6 +104,22 @@ static void alike_compares_what_placement_reads(void **state)
 	assert_false(kb_task_placed_alike(g0, &s->tasks[task_index(s, "h0")]));
 }
 
+/* Places members PREFIX0 .. PREFIX(n-1) one after another through the node
+ * search, as allocate does, and records where each went in chosen[]. */
+static void place_members(fixture *f, kb_statement *st, const char *prefix, int n, int32_t *chosen)
+{
+	kb_snapshot *s = &f->snap;
+	char name[16];
+	for (int i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "%s%d", prefix, i);
+		uint32_t ti = task_index(s, name);
+		int32_t ni = chosen[i] = kb_best_node(&f->ssn, &s->tasks[ti], NULL);
+		assert_true(ni >= 0);
+		assert_true(kb_fits_idle(&s->tasks[ti], &s->nodes[ni]));
+		assert_int_equal(kb_stmt_allocate(st, ti, (uint32_t)ni), 0);
+	}
+}
+
 /* Five members fill both nodes exactly; each choice must still fit, although
  * the first search's nodes are reused. The sixth finds no room. */
 static void reused_nodes_are_worked_out_again(void **state)
@@ -125,16 +129,8 @@ static void reused_nodes_are_worked_out_again(void **state)
 	kb_snapshot *s = &f->snap;
 	kb_statement st;
 	kb_stmt_init(&st, ssn);
-	char name[16];
 	int32_t chosen[5];
-	for (int i = 0; i < 5; i++) {
-		snprintf(name, sizeof(name), "g%d", i);
-		uint32_t ti = task_index(s, name);
-		int32_t ni = chosen[i] = kb_best_node(ssn, &s->tasks[ti], NULL);
-		assert_true(ni >= 0);
-		assert_true(kb_fits_idle(&s->tasks[ti], &s->nodes[ni]));
-		assert_int_equal(kb_stmt_allocate(&st, ti, (uint32_t)ni), 0);
-	}
+	place_members(f, &st, "g", 5, chosen);
 	/* Least requested first: n1 (3 free), then n2 (2 of 2 free beats 2 of 3),
 	 * which only a fresh score of n1 shows. */
 	assert_int_equal(chosen[0], kb_snapshot_find_node(s, "n1"));
@@ -156,14 +152,8 @@ static void chosen_node_is_checked_in_full(void **state)
 	kb_snapshot *s = &f->snap;
 	kb_statement st;
 	kb_stmt_init(&st, ssn);
-	char name[16];
-	for (int i = 0; i < 4; i++) {
-		snprintf(name, sizeof(name), "h%d", i);
-		uint32_t ti = task_index(s, name);
-		int32_t ni = kb_best_node(ssn, &s->tasks[ti], NULL);
-		assert_true(ni >= 0);
-		assert_int_equal(kb_stmt_allocate(&st, ti, (uint32_t)ni), 0);
-	}
+	int32_t chosen[4];
+	place_members(f, &st, "h", 4, chosen);
 	kb_fit_report rep;
 	assert_int_equal(kb_best_node(ssn, &s->tasks[task_index(s, "h4")], &rep), -1);
 	assert_non_null(strstr(kb_fit_report_format(ssn, &rep), "would exceed its capability"));

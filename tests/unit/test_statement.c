@@ -10,6 +10,7 @@
 #include "base/yaml_doc.h"
 #include "cache/cluster.h"
 #include "scheduler/statement.h"
+#include "tests/unit/load_cluster.h"
 
 static const char CLUSTER[] = "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n"
 			      "status: {allocatable: {cpu: '4', memory: 4Gi}}\n"
@@ -51,15 +52,8 @@ static int setup(void **state)
 {
 	fixture *f = calloc(1, sizeof(*f));
 	kb_cluster_init(&f->cluster, "kube-batchd", "default");
-	kb_yaml_file yf;
 	kb_err err;
-	assert_int_equal(kb_yaml_load_buffer(CLUSTER, sizeof(CLUSTER) - 1, "cluster", &yf, &err), 0);
-	for (size_t i = 0; i < yf.ndocs; i++) {
-		kb_object *o;
-		assert_int_equal(kb_object_decode(yf.docs[i], "cluster", &f->cluster.resnames, &o, &err), 0);
-		assert_int_equal(kb_cluster_apply(&f->cluster, o, 0), 0);
-	}
-	kb_yaml_file_release(&yf);
+	load_cluster(&f->cluster, CLUSTER);
 	kb_snapshot_init(&f->snap);
 	assert_int_equal(kb_cluster_snapshot(&f->cluster, &f->snap, &err), 0);
 	assert_int_equal(kb_conf_load_default(&f->conf, &err), 0);
