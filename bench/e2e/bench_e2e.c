@@ -1590,8 +1590,10 @@ static kb_kube_client *client_for(bench *b, const char *kubeconfig, kb_kube_conf
 		fail(b, "kubeconfig \"%s\": %s", kubeconfig, err.msg);
 		return NULL;
 	}
-	/* The driver sends as fast as the server answers: no client-side limit. */
-	kb_kube_client_options co = {.qps = 1e9, .burst = 1 << 30, .timeout_ms = 60000};
+	/* The driver sends as fast as the server answers: no client-side limit
+	 * (its phases keep their own number of requests in flight). */
+	kb_kube_client_options co = {
+		.qps = 1e9, .burst = 1 << 30, .timeout_ms = 60000, .max_inflight = 1 << 20};
 	kb_kube_client *c = kb_kube_client_new(b->loop, cfg, &co, &err);
 	if (!c)
 		fail(b, "API client for \"%s\": %s", kubeconfig, err.msg);
