@@ -205,6 +205,10 @@ struct kb_list {
 	kb_req *head, *tail;
 };
 
+/* Every list a request can be on, for walks over all of them. */
+#define NLISTS 4
+#define CLIENT_LISTS(c) {&(c)->active, &(c)->pending, &(c)->pending_bg, &(c)->waiting}
+
 static void list_push(kb_list *l, kb_req *r)
 {
 	r->next = NULL;
@@ -275,6 +279,10 @@ struct kb_kube_client {
 	uint64_t started, retried;
 	uint64_t jitter; /* PRNG state for retry delays */
 	int depth;     /* > 0 while user callbacks are being delivered */
+	/* A request off the active list was cancelled during a delivery: the
+	 * sweep must walk every list, not only `active` (where finished
+	 * requests are). Keeps the sweep O(requests in flight) under a backlog. */
+	bool sweep_all;
 	bool freeing;  /* kb_kube_client_free was called during a delivery */
 };
 
@@ -319,8 +327,11 @@ static void req_cancel(kb_kube_client *c, kb_req *r)
 	}
 	if (r->list == &c->waiting)
 		ev_timer_stop(c->loop, &r->retry_timer);
-	if (c->depth > 0)
+	if (c->depth > 0) {
+		if (r->list != &c->active)
+			c->sweep_all = true;
 		return; /* swept by end_delivery() */
+	}
 	if (r->list)
 		list_unlink(r->list, r);
 	req_free(r);
@@ -494,8 +505,10 @@ static bool end_delivery(kb_kube_client *c)
 {
 	if (--c->depth > 0)
 		return !c->freeing;
-	kb_list *lists[] = {&c->active, &c->pending, &c->pending_bg, &c->waiting};
-	for (size_t i = 0; i < 4; i++) {
+	kb_list *lists[NLISTS] = CLIENT_LISTS(c);
+	size_t nlists = c->sweep_all ? NLISTS : 1; /* lists[0] is `active` */
+	c->sweep_all = false;
+	for (size_t i = 0; i < nlists; i++) {
 		for (kb_req *r = lists[i]->head, *next; r; r = next) {
 			next = r->next;
 			if (r->cancelled || r->finished) {
@@ -807,6 +820,8 @@ static void start_req(kb_kube_client *c, kb_req *r)
 		curl_easy_cleanup(r->easy);
 		r->easy = NULL;
 	}
+	if (!r->stream)
+		c->inflight--;
 	r->finished = true;
 	char msg[160];
 	snprintf(msg, sizeof(msg), "%s: cannot start the request: out of memory", r->method);
@@ -952,8 +967,8 @@ nomem_global:
 
 static void really_free(kb_kube_client *c)
 {
-	kb_list *lists[] = {&c->active, &c->pending, &c->pending_bg, &c->waiting};
-	for (size_t i = 0; i < 4; i++) {
+	kb_list *lists[NLISTS] = CLIENT_LISTS(c);
+	for (size_t i = 0; i < NLISTS; i++) {
 		while (lists[i]->head) {
 			kb_req *r = lists[i]->head;
 			list_unlink(lists[i], r);
@@ -996,8 +1011,8 @@ kb_kube_client *kb_kube_client_free(kb_kube_client *c)
 		/* Inside a callback: cancel everything now, free on the way out. */
 		if (!c->freeing) {
 			c->freeing = true;
-			kb_list *lists[] = {&c->active, &c->pending, &c->pending_bg, &c->waiting};
-			for (size_t i = 0; i < 4; i++)
+			kb_list *lists[NLISTS] = CLIENT_LISTS(c);
+			for (size_t i = 0; i < NLISTS; i++)
 				for (kb_req *r = lists[i]->head; r; r = r->next)
 					req_cancel(c, r);
 			ev_timer_stop(c->loop, &c->rate_timer);
@@ -1041,8 +1056,8 @@ void kb_kube_cancel(kb_kube_client *c, void *ctx)
 {
 	if (!c)
 		return;
-	kb_list *lists[] = {&c->active, &c->pending, &c->pending_bg, &c->waiting};
-	for (size_t i = 0; i < 4; i++)
+	kb_list *lists[NLISTS] = CLIENT_LISTS(c);
+	for (size_t i = 0; i < NLISTS; i++)
 		for (kb_req *r = lists[i]->head, *next; r; r = next) {
 			next = r->next;
 			if (r->ctx == ctx && !r->finished)
