@@ -152,7 +152,7 @@ typedef struct phase {
 
 /* What the daemon's /metrics said. */
 typedef struct daemon_metrics {
-	double api_requests, binds, bind_failures, status_writes, events, sessions,
+	double api_requests, api_retries, binds, bind_failures, status_writes, events, sessions,
 		session_seconds;
 } daemon_metrics;
 
@@ -949,6 +949,7 @@ static int daemon_metrics_read(bench *b, daemon_metrics *ret)
 		size_t off;
 	} want[] = {
 		{"kube_batchd_api_requests_total", offsetof(daemon_metrics, api_requests)},
+		{"kube_batchd_api_retries_total", offsetof(daemon_metrics, api_retries)},
 		{"kube_batchd_binds_total", offsetof(daemon_metrics, binds)},
 		{"kube_batchd_bind_failures_total", offsetof(daemon_metrics, bind_failures)},
 		{"kube_batchd_status_writes_total", offsetof(daemon_metrics, status_writes)},
@@ -1271,7 +1272,7 @@ static void metrics_put(bench *b, const char *prefix, const daemon_metrics *m)
 	struct {
 		const char *name;
 		double v;
-	} f[] = {{"api_requests", m->api_requests}, {"binds", m->binds},
+	} f[] = {{"api_requests", m->api_requests}, {"api_retries", m->api_retries}, {"binds", m->binds},
 		 {"bind_failures", m->bind_failures}, {"status_writes", m->status_writes},
 		 {"events", m->events},                {"sessions", m->sessions}};
 	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {

@@ -330,7 +330,7 @@ static bool disc_ready(void *ctx)
 
 typedef struct burst {
 	int done, ok;
-	int want; /* 0: 5 */
+	int want; /* requests sent: the burst is over when all answered */
 } burst;
 
 static void burst_done(void *ctx, int status, const char *body, size_t len)
@@ -343,7 +343,7 @@ static void burst_done(void *ctx, int status, const char *body, size_t len)
 static bool burst_finished(void *ctx)
 {
 	const burst *b = ctx;
-	return b->done == (b->want ? b->want : 5);
+	return b->done == b->want;
 }
 
 static void never_called(void *ctx, int status, const char *body, size_t len)
@@ -605,9 +605,9 @@ int main(int argc, char **argv)
 	{
 		kb_kube_client_options o = {.qps = 4, .burst = 1, .timeout_ms = 10000};
 		kb_kube_client *slow = kb_kube_client_new(aloop, &scfg, &o, &err);
-		burst b = {0};
+		burst b = {.want = 5};
 		double t0 = ev_time();
-		for (int i = 0; i < 5; i++)
+		for (int i = 0; i < b.want; i++)
 			kb_kube_request(slow, "GET", "/api/v1/nodes?limit=1", NULL, NULL, burst_done, &b);
 		run_until(aloop, burst_finished, &b, WAIT);
 		double took = ev_time() - t0;
