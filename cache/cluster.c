@@ -37,24 +37,27 @@ static kb_slot *store_get(const kb_store *s, const char *key)
 }
 
 /* Puts obj into the store, replacing an object of the same key. On success
- * *ret_slot is its slot and *ret_replaced tells whether one was replaced. */
-static int store_put(kb_store *s, kb_object *obj, kb_slot **ret_slot, bool *ret_replaced)
+ * *ret_slot is its slot and *ret_old the object it replaced (the caller's
+ * now), or NULL. */
+static int store_put(kb_store *s, kb_object *obj, kb_slot **ret_slot, kb_object **ret_old)
 {
 	int64_t idx;
+	*ret_old = NULL;
 	if (kb_strmap_get(&s->by_key, obj->meta.key, &idx)) {
 		kb_slot *sl = &s->slots.v[idx];
-		/* The map borrows the key string from the object: re-key before freeing. */
+		/* The map borrows the key string from the object: re-key first. */
 		kb_strmap_del(&s->by_key, sl->obj->meta.key);
-		kb_object_free(sl->obj);
+		kb_object *old = sl->obj;
 		sl->obj = obj;
 		int r = kb_strmap_put(&s->by_key, obj->meta.key, idx);
 		if (r < 0) {
+			kb_object_free(old);
 			slot_clear(sl);
 			KB_VEC_PUSH(&s->free_slots, (uint32_t)idx);
 			return r;
 		}
 		*ret_slot = sl;
-		*ret_replaced = true;
+		*ret_old = old;
 		return 0;
 	}
 	if (s->free_slots.n) {
@@ -77,7 +80,6 @@ static int store_put(kb_store *s, kb_object *obj, kb_slot **ret_slot, bool *ret_
 		return r;
 	}
 	*ret_slot = sl;
-	*ret_replaced = false;
 	return 0;
 }
 
@@ -116,6 +118,9 @@ void kb_cluster_release(kb_cluster *c)
 	free(c->live_task_of_slot);
 	KB_VEC_RELEASE(&c->live_dirty);
 	kb_arena_release(&c->cache.arena);
+	for (size_t i = 0; i < c->retired.n; i++)
+		kb_object_free(c->retired.v[i]);
+	KB_VEC_RELEASE(&c->retired);
 	store_release(&c->nodes);
 	store_release(&c->pods);
 	store_release(&c->podgroups);
@@ -141,6 +146,42 @@ static kb_store *store_of(kb_cluster *c, kb_kind kind)
 	}
 }
 
+/* The store's shape changes: the cached build and the session snapshot
+ * are stale, so nothing reads the retired objects any more. */
+static void shape_bump(kb_cluster *c)
+{
+	c->shape++;
+	for (size_t i = 0; i < c->retired.n; i++)
+		kb_object_free(c->retired.v[i]);
+	c->retired.n = 0;
+}
+
+static void live_mark(kb_cluster *c, const kb_slot *sl);
+
+/* True when pod slot sl makes a task of the build: ours, or on a node. */
+static bool pod_in_build(const kb_cluster *c, const kb_slot *sl)
+{
+	const kb_pod_obj *p = &sl->obj->u.pod;
+	return strcmp(p->scheduler_name, c->scheduler_name) == 0 ||
+	       (sl->overridden ? sl->node : p->node_name) != NULL;
+}
+
+/* Whether replacing old by the object now in slot sl leaves the build as it
+ * was but for what a refresh brings up to date (a pod's place and status,
+ * a PodGroup's phase). */
+static bool replaced_in_place(const kb_cluster *c, const kb_slot *sl, const kb_object *old,
+			      bool was_in_build)
+{
+	switch (old->kind) {
+	case KB_KIND_POD:
+		return kb_pod_same_build(old, sl->obj) && pod_in_build(c, sl) == was_in_build;
+	case KB_KIND_PODGROUP:
+		return kb_podgroup_same_build(old, sl->obj);
+	default:
+		return false;
+	}
+}
+
 int kb_cluster_apply(kb_cluster *c, kb_object *obj, int64_t created_ms)
 {
 	kb_store *s = store_of(c, obj->kind);
@@ -148,16 +189,20 @@ int kb_cluster_apply(kb_cluster *c, kb_object *obj, int64_t created_ms)
 		kb_object_free(obj);
 		return 0;
 	}
+	const kb_slot *prev = obj->kind == KB_KIND_POD ? store_get(s, obj->meta.key) : NULL;
+	bool was_in_build = prev && pod_in_build(c, prev);
 	kb_slot *sl;
-	bool replaced;
-	int r = store_put(s, obj, &sl, &replaced);
-	if (r < 0)
+	kb_object *old;
+	int r = store_put(s, obj, &sl, &old);
+	if (r < 0) {
+		shape_bump(c);
+		c->generation++;
 		return r;
-	if (!replaced) {
+	}
+	if (!old) {
 		sl->created_ms = obj->meta.creation_ms ? obj->meta.creation_ms : created_ms;
 		sl->node_hint = -1;
 	}
-	c->shape++;
 	if (obj->kind == KB_KIND_PODGROUP)
 		sl->overridden = false; /* the API's status is the truth again */
 	if (obj->kind == KB_KIND_POD && sl->overridden) {
@@ -171,6 +216,21 @@ int kb_cluster_apply(kb_cluster *c, kb_object *obj, int64_t created_ms)
 		}
 	}
 	c->generation++;
+	/* An object replaced by one that builds the same (most updates: a
+	 * binding echoed, a status change) is refreshed in place: the cached
+	 * build and the session snapshot still point into the old object, so
+	 * it is kept (retired) until the shape next changes. A bounded number
+	 * are kept; past that the shape changes, which frees them. */
+	if (old && c->retired.n < c->pods.slots.n / 16 + 64 &&
+	    replaced_in_place(c, sl, old, was_in_build) && KB_VEC_PUSH(&c->retired, old) == 0) {
+		if (obj->kind == KB_KIND_POD)
+			live_mark(c, sl);
+		else
+			c->live_pg_dirty = true;
+		return 0;
+	}
+	shape_bump(c);
+	kb_object_free(old);
 	return 0;
 }
 
@@ -179,7 +239,7 @@ bool kb_cluster_delete(kb_cluster *c, kb_kind kind, const char *key)
 	kb_store *s = store_of(c, kind);
 	if (!s || !store_del(s, key))
 		return false;
-	c->shape++;
+	shape_bump(c);
 	c->generation++;
 	return true;
 }
@@ -502,7 +562,7 @@ static void task_refresh(kb_snapshot *s, kb_task *t, kb_slot *sl)
 
 void kb_cluster_queue_conf_changed(kb_cluster *c)
 {
-	c->shape++;
+	shape_bump(c);
 	c->generation++;
 }
 
@@ -665,14 +725,22 @@ int kb_cluster_snapshot(kb_cluster *c, kb_snapshot *s, kb_err *err)
 /* The session snapshot ----------------------------------------------------------- */
 
 /* Brings task t of the session snapshot up to date with its slot: off its
- * node and out of its job's counts, refreshed, then back in. O(1) but for a
- * node lookup when the pod moved. */
+ * node and out of its job's counts, refreshed, then back in. Its strings
+ * and spec are taken from the slot's object, which may have replaced the
+ * one it was built from (equal in all of them). O(1) but for a node lookup
+ * when the pod moved. */
 static void live_refresh_task(kb_cluster *c, uint32_t ti)
 {
 	kb_snapshot *s = &c->live;
 	kb_task *t = &s->tasks[ti];
 	kb_slot *sl = &c->pods.slots.v[t->cache_slot];
 	kb_snapshot_set_task_status(s, ti, KB_TASK_UNKNOWN); /* holds no node */
+	const kb_object *o = sl->obj;
+	t->uid = o->meta.uid;
+	t->ns = o->meta.ns;
+	t->name = o->meta.name;
+	t->key = o->meta.key;
+	t->spec = &o->u.pod.spec;
 	kb_task fresh = *t;
 	task_refresh(s, &fresh, sl);
 	t->node = fresh.node;

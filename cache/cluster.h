@@ -111,11 +111,14 @@ typedef struct kb_cluster {
 	const char *default_queue;
 	const kb_queue_conf *queue_conf; /* the queue file (queues, namespace mapping), or NULL; borrowed */
 	uint64_t generation; /* bumped by every change */
-	/* The snapshot cache: while no object is added, replaced or removed
-	 * (shape unchanged), a snapshot is the last full build made again from
+	/* The snapshot cache: while the shape is unchanged, a snapshot is the last full build made again from
 	 * kb_snapshot_cache, with only the scheduler's own changes refreshed
 	 * (placements, statuses, eviction times, PodGroup phases). */
-	uint64_t shape;       /* bumped when an object is added, replaced or removed */
+	/* The shape: bumped when an object is added or removed, or replaced by
+	 * one that builds differently (kb_pod_same_build and
+	 * kb_podgroup_same_build say which do not: a pod's place and status,
+	 * a PodGroup's phase are refreshed without a build). */
+	uint64_t shape;
 	uint64_t cache_shape; /* shape of the cached build */
 	bool cache_valid;
 	kb_snapshot_cache cache;
@@ -130,6 +133,10 @@ typedef struct kb_cluster {
 	uint32_t *live_task_of_slot; /* pod slot -> task index, UINT32_MAX for none */
 	uint32_t live_nslots;
 	KB_VEC(uint32_t) live_dirty;
+	/* Objects replaced in place (kb_cluster_apply): the cached build and
+	 * the session snapshot may still point into them; freed when the
+	 * shape changes. */
+	KB_VEC(kb_object *) retired;
 } kb_cluster;
 
 /* scheduler_name and default_queue are borrowed (must outlive the cluster). */
@@ -137,7 +144,10 @@ void kb_cluster_init(kb_cluster *c, const char *scheduler_name, const char *defa
 void kb_cluster_release(kb_cluster *c);
 
 /* Adds or replaces an object (by kind and key); the cluster takes ownership
- * even on failure. A replaced pod keeps its override only while the new
+ * even on failure. An update that changes only what a snapshot refreshes
+ * (a pod's node and status, a PodGroup's phase) keeps the shape: the next
+ * snapshot is refreshed, not built; the replaced object is freed at the
+ * next change of shape. A replaced pod keeps its override only while the new
  * object does not contradict it (the API confirmed a binding or the pod
  * finished). created_ms stamps objects without a creationTimestamp.
  * KB_KIND_OTHER and Namespace objects are freed and ignored.
@@ -169,8 +179,8 @@ void kb_cluster_queue_conf_changed(kb_cluster *c);
 
 /* Builds a snapshot into *ret (which must be initialised with
  * kb_snapshot_init). Returns 0 or -ENOMEM. Cost: a full build is
- * O(objects log objects); while no object was added, replaced or removed
- * since the last full build, it is made again from the cache in
+ * O(objects log objects); while the shape is unchanged since the last
+ * full build, it is made again from the cache in
  * O(nodes + pods + jobs), with no sorting and no lookups but the nodes of
  * moved pods. Memory: the snapshot's arrays (about 250 bytes per pod, 700
  * per node and 530 per job); a full build also holds about 40 bytes per
@@ -179,14 +189,15 @@ int kb_cluster_snapshot(kb_cluster *c, kb_snapshot *ret, kb_err *err);
 
 /* A snapshot for one session, lent (the cluster owns it): the one the last
  * session had, put back as it was through its journal and brought up to
- * date, or built again (kb_cluster_snapshot) when an object was added,
- * replaced or removed since. It records its journal from now until the
- * next call, so the session may change it freely. Valid until the next
+ * date, or built again (kb_cluster_snapshot) when the shape changed since
+ * (an object added or removed, or replaced by one that builds
+ * differently). It records its journal from now until the next call, so
+ * the session may change it freely. Valid until the next
  * call or the next change to the store; the caller must not release it.
  * Returns 0 and *ret, or -ENOMEM (with err).
- * Cost: with no object added, replaced or removed since the last call,
- * O(what the last session touched + jobs + queues + pods the scheduler
- * changed since), independent of the cluster's size otherwise; else as
+ * Cost: with the shape unchanged since the last call,
+ * O(what the last session touched + jobs + queues + pods the scheduler or
+ * the API changed since), independent of the cluster's size otherwise; else as
  * kb_cluster_snapshot. */
 int kb_cluster_session_snapshot(kb_cluster *c, kb_snapshot **ret, kb_err *err);
 

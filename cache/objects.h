@@ -170,5 +170,18 @@ int kb_object_decode_as(const kb_yaml_node *doc, const char *default_api_version
 /* Frees the object and everything it owns. Accepts NULL; returns NULL. */
 kb_object *kb_object_free(kb_object *o);
 
+/* True when a and b are both pods and differ at most in what a snapshot
+ * refreshes without building again: spec.nodeName, status.phase, the
+ * deletion mark, the GPU devices annotation, the resourceVersion and the
+ * annotations and fields no build reads. Everything else a build or a
+ * plugin reads (names, uid, creation time, labels, schedulerName, priority,
+ * group, requests, the scheduling spec, the simulator's times) is compared
+ * by value. Cost: O(size of the scheduling spec). (cache/objects_compare.c) */
+bool kb_pod_same_build(const kb_object *a, const kb_object *b);
+
+/* The same for PodGroups: true when a and b differ at most in status.phase
+ * and what no build reads. */
+bool kb_podgroup_same_build(const kb_object *a, const kb_object *b);
+
 
 #endif

@@ -256,6 +256,167 @@ static void session_snapshot_is_put_back_and_refreshed(void **state)
 	kb_cluster_release(&c);
 }
 
+/* Equal by value: strings by text (they may come from different objects),
+ * the rest but each node's task list order and the change counters. */
+static void assert_same_values(const kb_snapshot *x, const kb_snapshot *y)
+{
+	assert_int_equal(x->nnodes, y->nnodes);
+	assert_int_equal(x->ntasks, y->ntasks);
+	assert_int_equal(x->njobs, y->njobs);
+	for (uint32_t i = 0; i < x->nnodes; i++) {
+		assert_string_equal(x->nodes[i].name, y->nodes[i].name);
+		assert_memory_equal(&x->nodes[i].used, &y->nodes[i].used, sizeof(kb_res));
+		assert_memory_equal(&x->nodes[i].idle, &y->nodes[i].idle, sizeof(kb_res));
+	}
+	for (uint32_t i = 0; i < x->ntasks; i++) {
+		kb_task a = x->tasks[i], b = y->tasks[i];
+		assert_string_equal(a.uid, b.uid);
+		assert_string_equal(a.key, b.key);
+		assert_string_equal(a.name, b.name);
+		assert_string_equal(a.ns, b.ns);
+		assert_int_equal(a.spec->labels.n, b.spec->labels.n);
+		a.uid = a.ns = a.name = a.key = b.uid = b.ns = b.name = b.key = NULL;
+		a.spec = b.spec = NULL;
+		a.node_prev = a.node_next = b.node_prev = b.node_next = 0;
+		assert_memory_equal(&a, &b, sizeof(kb_task));
+	}
+	for (uint32_t i = 0; i < x->njobs; i++) {
+		kb_job a = x->jobs[i], b = y->jobs[i];
+		assert_string_equal(a.uid, b.uid);
+		assert_string_equal(a.key, b.key);
+		assert_string_equal(a.name, b.name);
+		assert_string_equal(a.ns, b.ns);
+		a.uid = a.ns = a.name = a.key = b.uid = b.ns = b.name = b.key = NULL;
+		a.invalid = b.invalid = NULL;
+		assert_memory_equal(&a, &b, sizeof(kb_job));
+	}
+	assert_memory_equal(x->queues, y->queues, x->nqueues * sizeof(kb_queue));
+	assert_memory_equal(&x->total_future_idle, &y->total_future_idle, sizeof(kb_res));
+	char why[256];
+	assert_true(kb_snapshot_check(x, why, sizeof(why)));
+}
+
+/* What the API sends back after a bind and as pods start: the same pods
+ * on nodes, Running, with an annotation nobody reads; the PodGroup's new
+ * phase. */
+static const char UPDATES[] =
+	"apiVersion: v1\nkind: Pod\nmetadata: {name: a, annotations: {scheduling.k8s.io/group-name: g, x: y}}\n"
+	"spec: {schedulerName: kube-batchd, nodeName: n1, containers: [{name: c, resources: {requests: {cpu: '1', nvidia.com/gpu: '1'}}}]}\n"
+	"status: {phase: Running}\n"
+	"---\napiVersion: v1\nkind: Pod\nmetadata: {name: solo}\n"
+	"spec: {schedulerName: kube-batchd, priorityClassName: high, nodeName: n2, containers: [{name: c, resources: {requests: {cpu: '1'}}}]}\n"
+	"status: {phase: Pending}\n"
+	"---\napiVersion: scheduling.incubator.k8s.io/v1alpha1\nkind: PodGroup\n"
+	"metadata: {name: g}\nspec: {minMember: 2, minResources: {cpu: '2'}}\nstatus: {phase: Running}\n";
+
+/* The same objects again, a step later in their lives. */
+static const char UPDATES2[] =
+	"apiVersion: v1\nkind: Pod\nmetadata: {name: a, annotations: {scheduling.k8s.io/group-name: g}}\n"
+	"spec: {schedulerName: kube-batchd, nodeName: n1, containers: [{name: c, resources: {requests: {cpu: '1', nvidia.com/gpu: '1'}}}]}\n"
+	"status: {phase: Succeeded}\n"
+	"---\napiVersion: v1\nkind: Pod\nmetadata: {name: solo}\n"
+	"spec: {schedulerName: kube-batchd, priorityClassName: high, nodeName: n2, containers: [{name: c, resources: {requests: {cpu: '1'}}}]}\n"
+	"status: {phase: Running}\n"
+	"---\napiVersion: scheduling.incubator.k8s.io/v1alpha1\nkind: PodGroup\n"
+	"metadata: {name: g}\nspec: {minMember: 2, minResources: {cpu: '2'}}\nstatus: {phase: Inqueue}\n";
+
+/* Updates that change only what a snapshot refreshes keep the shape: the
+ * session snapshot is refreshed, and equals a full build of the same
+ * objects. Others change it. */
+static void updates_that_build_the_same_are_refreshed_in_place(void **state)
+{
+	kb_cluster c, ref;
+	kb_err err;
+	kb_cluster_init(&c, "kube-batchd", "default");
+	load_cluster(&c, CLUSTER);
+	kb_snapshot *s;
+	assert_int_equal(kb_cluster_session_snapshot(&c, &s, &err), 0);
+	uint64_t shape = c.shape;
+	load_cluster(&c, UPDATES);
+	assert_true(c.shape == shape);
+	assert_int_equal(c.retired.n, 3);
+	assert_int_equal(kb_cluster_session_snapshot(&c, &s, &err), 0);
+	assert_true(c.live_valid && c.live_shape == shape); /* refreshed, not built */
+
+	kb_cluster_init(&ref, "kube-batchd", "default");
+	load_cluster(&ref, CLUSTER);
+	load_cluster(&ref, UPDATES);
+	kb_snapshot full;
+	kb_snapshot_init(&full);
+	assert_int_equal(kb_cluster_snapshot(&ref, &full, &err), 0);
+	assert_same_values(s, &full);
+	int32_t g = kb_snapshot_find_job(s, "default/g");
+	assert_int_equal(s->jobs[g].phase, KB_PG_RUNNING);
+	int32_t n2 = kb_snapshot_find_node(s, "n2");
+	assert_int_equal(s->nodes[n2].used.q[KB_RES_CPU], 3000); /* theirs and solo */
+	/* The cache is still the build's too. */
+	kb_snapshot cached;
+	kb_snapshot_init(&cached);
+	assert_int_equal(kb_cluster_snapshot(&c, &cached, &err), 0);
+	assert_true(c.cache_shape == shape);
+	assert_same_values(&cached, &full);
+	kb_snapshot_release(&cached);
+	kb_snapshot_release(&full);
+	kb_cluster_release(&ref);
+
+	/* New labels: a different build. The retired objects go with it. */
+	load_cluster(&c, "apiVersion: v1\nkind: Pod\nmetadata: {name: b, labels: {k: v}, "
+		 "annotations: {scheduling.k8s.io/group-name: g}}\n"
+		 "spec: {schedulerName: kube-batchd, containers: [{name: c, resources: {requests: {cpu: '1'}}}]}\n");
+	assert_true(c.shape != shape);
+	assert_int_equal(c.retired.n, 0);
+	assert_int_equal(kb_cluster_session_snapshot(&c, &s, &err), 0);
+
+	/* Another scheduler's pod: not in the build while pending, so binding it
+	 * changes the build. */
+	load_cluster(&c, "apiVersion: v1\nkind: Pod\nmetadata: {name: other}\n"
+		 "spec: {containers: [{name: c, resources: {requests: {cpu: '1'}}}]}\n");
+	assert_int_equal(kb_cluster_session_snapshot(&c, &s, &err), 0);
+	shape = c.shape;
+	load_cluster(&c, "apiVersion: v1\nkind: Pod\nmetadata: {name: other}\n"
+		 "spec: {nodeName: n1, containers: [{name: c, resources: {requests: {cpu: '1'}}}]}\n");
+	assert_true(c.shape != shape);
+
+	/* A PodGroup's spec: a different build. */
+	shape = c.shape;
+	load_cluster(&c, "apiVersion: scheduling.incubator.k8s.io/v1alpha1\nkind: PodGroup\n"
+		 "metadata: {name: g}\nspec: {minMember: 3, minResources: {cpu: '2'}}\n");
+	assert_true(c.shape != shape);
+	kb_cluster_release(&c);
+}
+
+/* Replaced objects are kept for the snapshots that point into them, but
+ * not without bound: past the limit the shape changes and frees them. */
+static void retired_objects_are_bounded(void **state)
+{
+	kb_cluster c;
+	kb_err err;
+	kb_cluster_init(&c, "kube-batchd", "default");
+	load_cluster(&c, CLUSTER);
+	kb_snapshot *s;
+	uint64_t shape = c.shape;
+	size_t most = 0;
+	for (int i = 0; i < 200; i++) {
+		assert_int_equal(kb_cluster_session_snapshot(&c, &s, &err), 0);
+		load_cluster(&c, i % 2 ? UPDATES : UPDATES2);
+		most = c.retired.n > most ? c.retired.n : most;
+	}
+	assert_int_equal(most, c.pods.slots.n / 16 + 64); /* reached, never passed */
+	assert_true(c.shape != shape);
+	assert_int_equal(kb_cluster_session_snapshot(&c, &s, &err), 0);
+	kb_cluster ref;
+	kb_cluster_init(&ref, "kube-batchd", "default");
+	load_cluster(&ref, CLUSTER);
+	load_cluster(&ref, UPDATES);
+	kb_snapshot full;
+	kb_snapshot_init(&full);
+	assert_int_equal(kb_cluster_snapshot(&ref, &full, &err), 0);
+	assert_same_values(s, &full);
+	kb_snapshot_release(&full);
+	kb_cluster_release(&ref);
+	kb_cluster_release(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -263,6 +424,8 @@ int main(void)
 		cmocka_unit_test(new_object_makes_a_full_build),
 		cmocka_unit_test(missing_podgroups_each_get_a_job),
 		cmocka_unit_test(session_snapshot_is_put_back_and_refreshed),
+		cmocka_unit_test(updates_that_build_the_same_are_refreshed_in_place),
+		cmocka_unit_test(retired_objects_are_bounded),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
