@@ -168,7 +168,7 @@ static bool pod_in_build(const kb_cluster *c, const kb_slot *sl)
 
 /* Whether replacing old by the object now in slot sl leaves the build as it
  * was but for what a refresh brings up to date (a pod's place and status,
- * a PodGroup's phase). */
+ * a PodGroup's phase), or exactly as it was (a node's heartbeat). */
 static bool replaced_in_place(const kb_cluster *c, const kb_slot *sl, const kb_object *old,
 			      bool was_in_build)
 {
@@ -177,6 +177,8 @@ static bool replaced_in_place(const kb_cluster *c, const kb_slot *sl, const kb_o
 		return kb_pod_same_build(old, sl->obj) && pod_in_build(c, sl) == was_in_build;
 	case KB_KIND_PODGROUP:
 		return kb_podgroup_same_build(old, sl->obj);
+	case KB_KIND_NODE:
+		return kb_node_same_build(old, sl->obj);
 	default:
 		return false;
 	}
@@ -225,8 +227,9 @@ int kb_cluster_apply(kb_cluster *c, kb_object *obj, int64_t created_ms)
 	    replaced_in_place(c, sl, old, was_in_build) && KB_VEC_PUSH(&c->retired, old) == 0) {
 		if (obj->kind == KB_KIND_POD)
 			live_mark(c, sl);
-		else
+		else if (obj->kind == KB_KIND_PODGROUP)
 			c->live_pg_dirty = true;
+		/* A node that builds the same leaves nothing to refresh. */
 		return 0;
 	}
 	shape_bump(c);

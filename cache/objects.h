@@ -183,5 +183,9 @@ bool kb_pod_same_build(const kb_object *a, const kb_object *b);
  * and what no build reads. */
 bool kb_podgroup_same_build(const kb_object *a, const kb_object *b);
 
+/* The same for Nodes: true when a and b differ only in what no build reads
+ * (heartbeats, conditions other than Ready, images, addresses...). */
+bool kb_node_same_build(const kb_object *a, const kb_object *b);
+
 
 #endif

@@ -97,3 +97,31 @@ bool kb_podgroup_same_build(const kb_object *a, const kb_object *b)
 	       ga->has_min_resources == gb->has_min_resources &&
 	       memcmp(&ga->min_resources, &gb->min_resources, sizeof(ga->min_resources)) == 0;
 }
+
+static bool taints_eq(const kb_node_obj *a, const kb_node_obj *b)
+{
+	if (a->ntaints != b->ntaints)
+		return false;
+	for (uint32_t i = 0; i < a->ntaints; i++) {
+		const kb_taint *x = &a->taints[i], *y = &b->taints[i];
+		if (x->effect != y->effect || !str_eq(x->key, y->key) || !str_eq(x->value, y->value))
+			return false;
+	}
+	return true;
+}
+
+bool kb_node_same_build(const kb_object *a, const kb_object *b)
+{
+	if (a->kind != KB_KIND_NODE || b->kind != KB_KIND_NODE)
+		return false;
+	const kb_node_obj *na = &a->u.node, *nb = &b->u.node;
+	if (!str_eq(a->meta.name, b->meta.name) || a->meta.deleting != b->meta.deleting ||
+	    !labels_eq(&a->meta.labels, &b->meta.labels) || na->unschedulable != nb->unschedulable ||
+	    na->ready != nb->ready || na->ngpus != nb->ngpus || !str_eq(na->gpu_model, nb->gpu_model) ||
+	    memcmp(&na->allocatable, &nb->allocatable, sizeof(na->allocatable)) != 0 ||
+	    !taints_eq(na, nb))
+		return false;
+	if (!na->gpu_group || !nb->gpu_group)
+		return na->gpu_group == nb->gpu_group;
+	return na->ngpus <= 0 || memcmp(na->gpu_group, nb->gpu_group, (size_t)na->ngpus) == 0;
+}

@@ -1,7 +1,7 @@
 /* bench_session.c - the in-process session benchmark (shared/BENCHMARKS.md §1).
  *
  *   bench-session -f FILE [-f FILE...] [--conf FILE | --preset default|enqueue]
- *                 [--name NAME] [--json] [--idle N] [--max-sessions N]
+ *                 [--name NAME] [--json] [--idle N] [--churn K] [--max-sessions N]
  *                 [--sessions-csv FILE] [--check]
  *
  * Drives the real engine the way simulation mode does, minus virtual time:
@@ -16,6 +16,13 @@
  * Binds and phases are collected during the session and applied only after
  * it closed: the cluster never changes under a session. Then --idle (default 5)
  * more sessions run with nothing new to do; their median is idle_session_ms.
+ * Then --churn K (default 1000, at most a tenth of the pods; 0 skips it):
+ * five rounds, each applying K pods afresh as the API would after a status
+ * change (decoded again from the first file: same spec, a new object), then
+ * one session; the median is churn_session_ms, the steady state of a daemon
+ * whose cluster is never quite still. (Such updates are refreshed in place;
+ * past pods/16 + 64 of them the store builds in full once, see
+ * cache/cluster.h, which a small workload's rounds reach.)
  *
  * Times are CLOCK_MONOTONIC. Per session: snapshot, open, actions, close
  * (closing the plugins and reporting job statuses / pending reasons through
@@ -54,6 +61,7 @@
 #include "api/snapshot.h"
 #include "base/error.h"
 #include "base/vec.h"
+#include "base/yaml_doc.h"
 #include "cache/cluster.h"
 #include "scheduler/conf.h"
 #include "scheduler/framework.h"
@@ -304,12 +312,68 @@ static int run_one(bench *b, sess_row *row, kb_err *err)
 	return 0;
 }
 
+/* ---- churn: sessions after the API updated pods ----------------------------------- */
+
+#define CHURN_ROUNDS 5
+
+/* Decodes the first n pods of path again into ret (new objects, as the
+ * API would send after a status change). 0 or -errno with err. */
+static int churn_pods(bench *b, const char *path, size_t n, kb_object_vec *ret, kb_err *err)
+{
+	kb_yaml_stream *ys;
+	int r = kb_yaml_stream_open_file(path, &ys, err);
+	if (r < 0)
+		return r;
+	const kb_yaml_node *doc;
+	while (ret->n < n && (r = kb_yaml_stream_next(ys, &doc, err)) > 0) {
+		const char *kind = kb_yaml_str(kb_yaml_get(doc, "kind"));
+		if (!kind || strcmp(kind, "Pod") != 0)
+			continue;
+		kb_object *o;
+		if ((r = kb_object_decode(doc, path, &b->cluster.resnames, &o, err)) < 0)
+			break;
+		if ((r = KB_VEC_PUSH(ret, o)) < 0) {
+			kb_object_free(o);
+			r = kb_err_set(err, -ENOMEM, "out of memory");
+			break;
+		}
+	}
+	kb_yaml_stream_free(ys);
+	return r < 0 ? r : 0;
+}
+
+/* CHURN_ROUNDS rounds of: k pods applied afresh, then one session, timed
+ * into rows (apply = the k applies). 0 or -errno with err. */
+static int churn(bench *b, const char *path, size_t k, sess_row *rows, kb_err *err)
+{
+	kb_object_vec pods = {0};
+	int r = churn_pods(b, path, k * CHURN_ROUNDS, &pods, err);
+	for (size_t round = 0; r == 0 && round < CHURN_ROUNDS; round++) {
+		double t0 = now_ms();
+		for (size_t i = round * k; r == 0 && i < (round + 1) * k && i < pods.n; i++) {
+			r = kb_cluster_apply(&b->cluster, pods.v[i], 0);
+			pods.v[i] = NULL; /* the cluster's now, even on failure */
+		}
+		double apply = now_ms() - t0;
+		if (r < 0) {
+			r = kb_err_set(err, r, "applying pods: out of memory");
+			break;
+		}
+		if ((r = run_one(b, &rows[round], err)) == 0)
+			rows[round].apply = apply;
+	}
+	for (size_t i = 0; i < pods.n; i++)
+		kb_object_free(pods.v[i]);
+	KB_VEC_RELEASE(&pods);
+	return r;
+}
+
 /* ---- output ----------------------------------------------------------------------- */
 
 static void usage(FILE *f)
 {
 	fputs("usage: bench-session -f FILE [-f FILE...] [--conf FILE | --preset default|enqueue]\n"
-	      "                     [--name NAME] [--json] [--idle N] [--max-sessions N]\n"
+	      "                     [--name NAME] [--json] [--idle N] [--churn K] [--max-sessions N]\n"
 	      "                     [--sessions-csv FILE] [--check]\n",
 	      f);
 }
@@ -332,7 +396,7 @@ int main(int argc, char **argv)
 	uint32_t nfiles = 0;
 	const char *conf_path = NULL, *preset = "default", *name = NULL, *csv_path = NULL;
 	bool json = false, check = false;
-	long idle_n = 5, max_sessions = 100000;
+	long idle_n = 5, churn_n = 1000, max_sessions = 100000;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (strcmp(a, "--json") == 0) {
@@ -369,6 +433,8 @@ int main(int argc, char **argv)
 			csv_path = v;
 		else if (strcmp(a, "--idle") == 0)
 			idle_n = strtol(v, NULL, 10);
+		else if (strcmp(a, "--churn") == 0)
+			churn_n = strtol(v, NULL, 10);
 		else if (strcmp(a, "--max-sessions") == 0)
 			max_sessions = strtol(v, NULL, 10);
 		else {
@@ -377,7 +443,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (nfiles == 0 || idle_n < 0 || max_sessions < 1 ||
+	if (nfiles == 0 || idle_n < 0 || churn_n < 0 || max_sessions < 1 ||
 	    (strcmp(preset, "default") != 0 && strcmp(preset, "enqueue") != 0)) {
 		usage(stderr);
 		return 2;
@@ -454,6 +520,25 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench-session: %s: session %zu: %s\n", name, rows.n, err.msg);
 		return 1;
 	}
+	sess_row churn_rows[CHURN_ROUNDS] = {0};
+	double churn_v[3][CHURN_ROUNDS];
+	/* Small workloads: distinct pods in every round, from half of them. */
+	if ((uint64_t)churn_n > b.tasks / (2 * CHURN_ROUNDS))
+		churn_n = (long)(b.tasks / (2 * CHURN_ROUNDS));
+	if (churn_n > 0) {
+		if ((r = churn(&b, files[0], (size_t)churn_n, churn_rows, &err)) < 0) {
+			fprintf(stderr, "bench-session: %s: churn: %s\n", name, err.msg);
+			return 1;
+		}
+		for (int i = 0; i < CHURN_ROUNDS; i++) {
+			churn_v[0][i] = churn_rows[i].total;
+			churn_v[1][i] = churn_rows[i].snapshot;
+			churn_v[2][i] = churn_rows[i].apply;
+		}
+	}
+	double churn_ms = churn_n ? median(churn_v[0], CHURN_ROUNDS) : 0,
+	       churn_snap = churn_n ? median(churn_v[1], CHURN_ROUNDS) : 0,
+	       churn_apply = churn_n ? median(churn_v[2], CHURN_ROUNDS) : 0;
 
 	/* Totals over the placing sessions. */
 	double snap_t = 0, open_t = 0, act_t = 0, close_t = 0, apply_t = 0, total_t = 0, cpu_t = 0;
@@ -530,6 +615,10 @@ int main(int argc, char **argv)
 			"\"idle_close_ms\": %.3f, \"idle_sessions_run\": %zu,\n",
 			idle_ms, idle_cpu, idle_snap, idle_act, idle_close, ni);
 		fprintf(o,
+			" \"churn_pods\": %ld, \"churn_session_ms\": %.3f, \"churn_snapshot_ms\": %.3f, "
+			"\"churn_apply_ms\": %.3f,\n",
+			churn_n, churn_ms, churn_snap, churn_apply);
+		fprintf(o,
 			" \"peak_rss_mb\": %.1f, \"load_peak_rss_mb\": %.1f, \"rss_after_load_mb\": %.1f, "
 			"\"rss_after_load_trimmed_mb\": %.1f, \"sessions_peak_rss_mb\": %.1f,\n",
 			peak, load_peak, after_load, after_trim, sess_peak);
@@ -564,6 +653,10 @@ int main(int argc, char **argv)
 		       "%.2f)\n",
 		       ni, idle_ms, idle_snap, idle_act, idle_close);
 		printf("idle session CPU time (median): %.2f ms\n", idle_cpu);
+		if (churn_n)
+			printf("session after %ld pods updated (median of %d): %.2f ms (snapshot %.2f; "
+			       "applying them %.2f ms)\n",
+			       churn_n, CHURN_ROUNDS, churn_ms, churn_snap, churn_apply);
 		printf("peak RSS %.1f MB (process), %.1f MB (sessions only)\n", peak, sess_peak);
 	}
 	KB_VEC_RELEASE(&rows);

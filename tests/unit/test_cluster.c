@@ -377,6 +377,21 @@ static void updates_that_build_the_same_are_refreshed_in_place(void **state)
 		 "spec: {nodeName: n1, containers: [{name: c, resources: {requests: {cpu: '1'}}}]}\n");
 	assert_true(c.shape != shape);
 
+	/* A node's heartbeat builds the same; a taint does not. */
+	shape = c.shape;
+	load_cluster(&c, "apiVersion: v1\nkind: Node\nmetadata: {name: n2, annotations: {beat: '2'}}\n"
+		 "status: {allocatable: {cpu: '4', memory: 4Gi}, conditions: [{type: Ready, status: 'True', "
+		 "lastHeartbeatTime: '2026-11-22T16:00:00Z'}]}\n");
+	assert_true(c.shape == shape);
+	assert_int_equal(kb_cluster_session_snapshot(&c, &s, &err), 0);
+	assert_true(c.live_shape == shape);
+	n2 = kb_snapshot_find_node(s, "n2");
+	assert_int_equal(s->nodes[n2].used.q[KB_RES_CPU], 3000);
+	load_cluster(&c, "apiVersion: v1\nkind: Node\nmetadata: {name: n2}\n"
+		 "spec: {taints: [{key: k, effect: NoSchedule}]}\n"
+		 "status: {allocatable: {cpu: '4', memory: 4Gi}}\n");
+	assert_true(c.shape != shape);
+
 	/* A PodGroup's spec: a different build. */
 	shape = c.shape;
 	load_cluster(&c, "apiVersion: scheduling.incubator.k8s.io/v1alpha1\nkind: PodGroup\n"
