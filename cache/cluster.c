@@ -8,7 +8,7 @@
 
 static void store_init(kb_store *s)
 {
-	memset(s, 0, sizeof(*s));
+	*s = (kb_store){0};
 	kb_strmap_init(&s->by_key);
 }
 

@@ -13,8 +13,9 @@
  * removed. The keys live in a dense array indexed by a hash map, so a
  * removal is O(1) and the sweep is O(keys).
  *
- * Watch lines are parsed as they arrive (JSON is YAML: base/yaml_doc.h
- * gives the same node tree the decoder takes). Every callback of the
+ * Watch lines and LIST pages are parsed as they arrive by the JSON loader
+ * (base/json_doc.h), which builds the node tree the decoder takes, the
+ * same one the YAML loader builds for manifests. Every callback of the
  * handler may free the reflector: `busy` counts the callbacks on the stack
  * and a free during one is finished when they unwind.
  */
@@ -30,6 +31,7 @@
 
 #include "base/strmap.h"
 #include "base/vec.h"
+#include "base/json_doc.h"
 #include "base/yaml_doc.h"
 
 #define LIST_LIMIT 500
@@ -416,7 +418,7 @@ static void list_done(void *ctx, int status, const char *body, size_t len)
 		goto out;
 	}
 	kb_err err = {0};
-	if (kb_yaml_load_buffer(body, len, r->path, &f, &err) < 0 || f.ndocs != 1 ||
+	if (kb_json_load_buffer(body, len, r->path, &f, &err) < 0 || f.ndocs != 1 ||
 	    f.docs[0]->kind != KB_YAML_MAP) {
 		report(r, -EINVAL, "LIST %s: bad response: %s", r->path,
 		       err.msg[0] ? err.msg : "not a JSON object");
@@ -523,7 +525,7 @@ static void watch_line(void *ctx, const char *line, size_t len)
 	kb_err err = {0};
 	r->stats.events++;
 	r->watch_events++;
-	if (kb_yaml_load_buffer(line, len, r->path, &f, &err) < 0) {
+	if (kb_json_load_buffer(line, len, r->path, &f, &err) < 0) {
 		report(r, -EINVAL, "WATCH %s: bad event skipped: %s", r->path, err.msg);
 		goto out;
 	}
@@ -749,7 +751,7 @@ static void discover_done(void *ctx, int status, const char *body, size_t len)
 	if (status == 200) {
 		kb_yaml_file f;
 		kb_err err;
-		if (kb_yaml_load_buffer(body, len, "/apis", &f, &err) == 0) {
+		if (kb_json_load_buffer(body, len, "/apis", &f, &err) == 0) {
 			const kb_yaml_node *groups = f.ndocs == 1 ? kb_yaml_get(f.docs[0], "groups") : NULL;
 			served.incubator = serves(groups, "scheduling.incubator.k8s.io/v1alpha1");
 			served.volcano = serves(groups, "scheduling.volcano.sh/v1beta1");

@@ -1422,7 +1422,7 @@ static void lat_pg_done(void *ctx, int status, const char *body, size_t len)
 	}
 	ls->pg_done++;
 	for (size_t i = ph->gang_first[g]; i < ph->gang_first[g + 1]; i++) {
-		char body_buf[2048], path[256];
+		char body_buf[2048], path[512];
 		if (pod_body(b, PH_LAT, i, body_buf, sizeof(body_buf)) < 0) {
 			fail(b, "lat: Pod \"%s/p%zu\" does not fit its buffer", ph->ns, i);
 			return;
@@ -1450,7 +1450,7 @@ static void lat_pace(struct ev_loop *loop, ev_timer *w, int revents)
 		return;
 	}
 	size_t g = ls->next_gang++;
-	char body[1024], path[256];
+	char body[1024], path[512];
 	if (podgroup_body(b, PH_LAT, g, body, sizeof(body)) < 0) {
 		fail(b, "lat: PodGroup g%zu does not fit its buffer", g);
 		return;
