@@ -2,7 +2,7 @@
 # capacity (a plain client posting Bindings) against kube-batchd's burst,
 # from the same run of bench-e2e (BENCHMARKS.md section 2).
 # Called by bench/run:
-#   gnuplot -e "raw='DIR/e2e/raw_per_sec.csv'; sched='DIR/e2e/sched_per_sec.csv'; raw_rate=N; sched_rate=N; outfile='DIR/e2e_throughput.png'"
+#   gnuplot -e "raw='DIR/e2e/repN/raw_per_sec.csv'; sched='DIR/e2e/repN/sched_per_sec.csv'; raw_rate=N; sched_rate=N; outfile='DIR/e2e_throughput.png'"
 # Each CSV has the columns "t_s binds": binds answered (raw) or seen bound on
 # the watch (scheduler) in the 1 s window starting t_s seconds after the
 # first bind request (raw) or the first bind (scheduler). The last window of

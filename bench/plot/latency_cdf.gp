@@ -2,7 +2,7 @@
 # (last member bound - PodGroup created) with kube-batchd running, from
 # bench-e2e's paced phase (BENCHMARKS.md section 2).
 # Called by bench/run:
-#   gnuplot -e "pods='DIR/e2e/create_to_bound.csv'; gangs='DIR/e2e/gang_complete.csv'; goal_ms=N; outfile='DIR/latency_cdf.png'"
+#   gnuplot -e "pods='DIR/e2e/repN/create_to_bound.csv'; gangs='DIR/e2e/repN/gang_complete.csv'; goal_ms=N; outfile='DIR/latency_cdf.png'"
 # Each CSV has the columns "ms fraction", sorted. goal_ms: one schedule
 # period + 200 ms, the goal for the gangs' p99.
 set terminal pngcairo size 1100,600 noenhanced font ",10"
