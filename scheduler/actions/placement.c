@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/pod_spec.h"
+
 static void report_add(kb_fit_report *rep, const char *reason)
 {
 	for (uint32_t i = 0; i < rep->nreasons; i++)
@@ -64,76 +66,12 @@ struct kb_place_memo {
 	memo_entry *v;
 };
 
-static bool labels_equal(const kb_labels *a, const kb_labels *b)
-{
-	if (a->n != b->n)
-		return false;
-	for (uint32_t i = 0; i < a->n; i++)
-		if (strcmp(a->v[i].key, b->v[i].key) != 0 || strcmp(a->v[i].value, b->v[i].value) != 0)
-			return false;
-	return true;
-}
-
-static bool str_equal(const char *a, const char *b)
-{
-	return a == b || (a && b && strcmp(a, b) == 0);
-}
-
-static bool term_equal(const kb_selector_term *a, const kb_selector_term *b)
-{
-	if (a->n != b->n)
-		return false;
-	for (uint32_t i = 0; i < a->n; i++) {
-		const kb_selector_req *x = &a->reqs[i], *y = &b->reqs[i];
-		if (x->op != y->op || x->field != y->field || x->nvalues != y->nvalues ||
-		    strcmp(x->key, y->key) != 0)
-			return false;
-		for (uint32_t k = 0; k < x->nvalues; k++)
-			if (strcmp(x->values[k], y->values[k]) != 0)
-				return false;
-	}
-	return true;
-}
-
-/* Whether two pod specs read the same to every predicate and score: the
- * fields of kb_pod_spec that placement looks at (not the pod's labels). */
-static bool spec_equal(const kb_pod_spec *a, const kb_pod_spec *b)
-{
-	if (a == b)
-		return true;
-	if (!a || !b)
-		return false;
-	if (a->nrequired != b->nrequired || a->npreferred != b->npreferred ||
-	    a->ntolerations != b->ntolerations || a->nhost_ports != b->nhost_ports ||
-	    a->gpu_milli != b->gpu_milli || !str_equal(a->gpu_models, b->gpu_models) ||
-	    !labels_equal(&a->node_selector, &b->node_selector))
-		return false;
-	for (uint32_t i = 0; i < a->nrequired; i++)
-		if (!term_equal(&a->required[i], &b->required[i]))
-			return false;
-	for (uint32_t i = 0; i < a->npreferred; i++)
-		if (a->preferred[i].weight != b->preferred[i].weight ||
-		    !term_equal(&a->preferred[i].term, &b->preferred[i].term))
-			return false;
-	for (uint32_t i = 0; i < a->ntolerations; i++) {
-		const kb_toleration *x = &a->tolerations[i], *y = &b->tolerations[i];
-		if (x->exists != y->exists || x->effect != y->effect || strcmp(x->key, y->key) != 0 ||
-		    !str_equal(x->value, y->value))
-			return false;
-	}
-	for (uint32_t i = 0; i < a->nhost_ports; i++) {
-		const kb_host_port *x = &a->host_ports[i], *y = &b->host_ports[i];
-		if (x->port != y->port || x->proto != y->proto || !str_equal(x->ip, y->ip))
-			return false;
-	}
-	return true;
-}
-
 bool kb_task_placed_alike(const kb_task *a, const kb_task *b)
 {
 	return a->job == b->job && a->job >= 0 && a->priority == b->priority &&
 	       a->best_effort == b->best_effort && a->critical == b->critical &&
-	       memcmp(&a->req, &b->req, sizeof(a->req)) == 0 && spec_equal(a->spec, b->spec);
+	       memcmp(&a->req, &b->req, sizeof(a->req)) == 0 &&
+	       kb_pod_spec_same_placement(a->spec, b->spec);
 }
 
 /* The best node among the memo's entries for task, working out again the
