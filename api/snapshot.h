@@ -42,7 +42,8 @@ typedef struct kb_snapshot {
 	kb_res total_future_idle;
 	int32_t default_queue; /* index of the default queue */
 	int gpu_res;           /* index of nvidia.com/gpu in resnames, or -1 */
-	/* The undo journal while one is recording (below), else NULL; owned. */
+	/* The undo journal (below): NULL until the first begin, then kept with
+	 * its buffers until kb_snapshot_release(); owned. */
 	struct kb_snapshot_journal *journal;
 } kb_snapshot;
 

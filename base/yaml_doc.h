@@ -6,7 +6,8 @@
  * can say "file:line:column: what is wrong".
  *
  * Two ways in: kb_yaml_load_file() / kb_yaml_load_buffer() give every
- * document of a file at once (configuration files, API responses);
+ * document of a file at once (configuration files; the API's JSON goes
+ * through base/json_doc.h, which builds the same tree);
  * kb_yaml_stream gives one document at a time and frees each tree before
  * building the next, so a large manifest file never has more than one
  * document's tree (and a small read buffer) in memory.

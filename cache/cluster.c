@@ -151,6 +151,7 @@ static kb_store *store_of(kb_cluster *c, kb_kind kind)
 static void shape_bump(kb_cluster *c)
 {
 	c->shape++;
+	c->work_generation++;
 	for (size_t i = 0; i < c->retired.n; i++)
 		kb_object_free(c->retired.v[i]);
 	c->retired.n = 0;
@@ -184,6 +185,25 @@ static bool replaced_in_place(const kb_cluster *c, const kb_slot *sl, const kb_o
 	}
 }
 
+static kb_task_status status_of_pod(const kb_pod_obj *p, bool deleting);
+
+/* A pod slot's status as a snapshot would show it. */
+static kb_task_status slot_status(const kb_slot *sl)
+{
+	return sl->overridden ? sl->status
+			      : status_of_pod(&sl->obj->u.pod, sl->obj->meta.deleting);
+}
+
+/* Whether a pod refreshed in place from status `from` to `to` may give a
+ * session new work: it left its node, is being deleted or finished (its
+ * resources free up). Going onto a node (a binding echoed, a kubelet's
+ * Running) and updates that keep the status do not. */
+static bool refresh_makes_work(kb_task_status from, kb_task_status to)
+{
+	return from != to && to != KB_TASK_BINDING && to != KB_TASK_BOUND &&
+	       to != KB_TASK_RUNNING;
+}
+
 int kb_cluster_apply(kb_cluster *c, kb_object *obj, int64_t created_ms)
 {
 	kb_store *s = store_of(c, obj->kind);
@@ -193,6 +213,7 @@ int kb_cluster_apply(kb_cluster *c, kb_object *obj, int64_t created_ms)
 	}
 	const kb_slot *prev = obj->kind == KB_KIND_POD ? store_get(s, obj->meta.key) : NULL;
 	bool was_in_build = prev && pod_in_build(c, prev);
+	kb_task_status was_status = prev ? slot_status(prev) : KB_TASK_PENDING;
 	kb_slot *sl;
 	kb_object *old;
 	int r = store_put(s, obj, &sl, &old);
@@ -225,10 +246,13 @@ int kb_cluster_apply(kb_cluster *c, kb_object *obj, int64_t created_ms)
 	 * are kept; past that the shape changes, which frees them. */
 	if (old && c->retired.n < c->pods.slots.n / 16 + 64 &&
 	    replaced_in_place(c, sl, old, was_in_build) && KB_VEC_PUSH(&c->retired, old) == 0) {
-		if (obj->kind == KB_KIND_POD)
+		if (obj->kind == KB_KIND_POD) {
 			live_mark(c, sl);
-		else if (obj->kind == KB_KIND_PODGROUP)
+			if (refresh_makes_work(was_status, slot_status(sl)))
+				c->work_generation++;
+		} else if (obj->kind == KB_KIND_PODGROUP) {
 			c->live_pg_dirty = true;
+		}
 		/* A node that builds the same leaves nothing to refresh. */
 		return 0;
 	}
@@ -756,6 +780,7 @@ static void live_refresh_task(kb_cluster *c, uint32_t ti)
 /* Builds the session snapshot again, and its slot -> task map. */
 static int live_rebuild(kb_cluster *c, kb_err *err)
 {
+	c->live_builds++;
 	c->live_valid = false;
 	kb_snapshot_release(&c->live);
 	int r = kb_cluster_snapshot(c, &c->live, err);

@@ -111,6 +111,12 @@ typedef struct kb_cluster {
 	const char *default_queue;
 	const kb_queue_conf *queue_conf; /* the queue file (queues, namespace mapping), or NULL; borrowed */
 	uint64_t generation; /* bumped by every change */
+	/* Bumped by the changes that may give a session new work: a change of
+	 * shape (below), or a pod refreshed in place that left its node, is
+	 * being deleted or finished. Not by what only confirms the past (the
+	 * echo of a binding, a pod turning Running, a PodGroup's phase, a
+	 * node's heartbeat) nor by the scheduler's own records. */
+	uint64_t work_generation;
 	/* The snapshot cache: while the shape is unchanged, a snapshot is the last full build made again from
 	 * kb_snapshot_cache, with only the scheduler's own changes refreshed
 	 * (placements, statuses, eviction times, PodGroup phases). */
@@ -130,6 +136,7 @@ typedef struct kb_cluster {
 	kb_snapshot live;
 	bool live_valid, live_pg_dirty;
 	uint64_t live_shape;
+	uint64_t live_builds; /* times it was built again, for tests and metrics */
 	uint32_t *live_task_of_slot; /* pod slot -> task index, UINT32_MAX for none */
 	uint32_t live_nslots;
 	KB_VEC(uint32_t) live_dirty;

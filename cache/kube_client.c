@@ -313,6 +313,8 @@ static void req_detach(kb_kube_client *c, kb_req *r)
 	}
 }
 
+static void kick(kb_kube_client *c);
+
 /* Cancels r: no callback of it runs any more. Its memory goes now, or
  * when the current delivery unwinds. */
 static void req_cancel(kb_kube_client *c, kb_req *r)
@@ -322,8 +324,11 @@ static void req_cancel(kb_kube_client *c, kb_req *r)
 	r->cancelled = true;
 	if (r->is_active) {
 		req_detach(c, r);
-		if (!r->stream && !r->finished)
+		if (!r->stream && !r->finished) {
 			c->inflight--;
+			if (!c->freeing)
+				kick(c); /* a queued request may start in its place */
+		}
 	}
 	if (r->list == &c->waiting)
 		ev_timer_stop(c->loop, &r->retry_timer);
@@ -568,7 +573,6 @@ static void deliver_lines(kb_kube_client *c)
 	}
 }
 
-static void kick(kb_kube_client *c);
 
 /* Seconds the server asks us to wait (Retry-After: delta-seconds), or -1
  * when it does not say. */

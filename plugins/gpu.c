@@ -142,9 +142,6 @@ static void node_view(gpu_state *st, const kb_node *n, struct kb_gpu_node *gn)
 	kb_gpu_node_init(gn, cpu, mem, count, model);
 }
 
-static enum gpu_ask gpu_task_of(gpu_state *st, const kb_task *t, bool with_cpu_mem,
-				struct kb_gpu_task *ret);
-
 /* The expected workload (the shapes of the GPU pods this session sees), or
  * NULL when there is none. Learned on first use: O(tasks) once per session,
  * and never in a session that scores no GPU pod. */

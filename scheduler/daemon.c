@@ -183,13 +183,13 @@ static void on_upsert(void *ctx, kb_object *obj)
 	if (obj->kind == KB_KIND_POD && obj->u.pod.node_name)
 		kb_writers_forget_pod(d->writers, obj->meta.key);
 	kb_kind kind = obj->kind;
-	/* A pod on a node that has not finished gives no new work (the echo of
-	 * our own binding, a kubelet's status): the period will see it. */
-	bool news = kind != KB_KIND_POD || !obj->u.pod.node_name ||
-		    obj->u.pod.phase == KB_POD_SUCCEEDED || obj->u.pod.phase == KB_POD_FAILED;
+	/* The store says which changes may make work (cache/cluster.h); the
+	 * rest (echoes of our bindings and status writes, kubelets' statuses,
+	 * heartbeats) wait for the period. */
+	uint64_t work = d->cluster.work_generation;
 	if (kb_cluster_apply(&d->cluster, obj, wall_ms()) < 0)
 		kb_error("out of memory storing a %s", kind == KB_KIND_POD ? "Pod" : "object");
-	if (news)
+	if (d->cluster.work_generation != work)
 		poke(d);
 }
 

@@ -128,7 +128,6 @@ static struct kb_place_memo *memo_get(kb_session *ssn, uint32_t cap)
 	return m;
 }
 
-
 int32_t kb_best_node(kb_session *ssn, const kb_task *task, kb_fit_report *report)
 {
 	const kb_snapshot *s = ssn->snap;

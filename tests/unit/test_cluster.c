@@ -235,12 +235,13 @@ static void session_snapshot_is_put_back_and_refreshed(void **state)
 	assert_int_equal(kb_cluster_set_pod(&c, "default/b", "n1", KB_TASK_BOUND, 5000, 0), 0);
 	assert_int_equal(kb_cluster_note_eviction(&c, "default/b", 4000), 0);
 	assert_int_equal(kb_cluster_set_podgroup_phase(&c, "default/g", KB_PG_RUNNING), 0);
-	uint64_t shape = c.shape;
+	uint64_t shape = c.shape, builds = c.live_builds;
 
 	kb_snapshot *again;
 	assert_int_equal(kb_cluster_session_snapshot(&c, &again, &err), 0);
 	assert_ptr_equal(again, s);
 	assert_true(c.live_valid && c.live_shape == shape); /* no build */
+	assert_true(c.live_builds == builds);
 	kb_snapshot ref;
 	kb_snapshot_init(&ref);
 	assert_int_equal(kb_cluster_snapshot(&c, &ref, &err), 0);
@@ -253,6 +254,7 @@ static void session_snapshot_is_put_back_and_refreshed(void **state)
 	assert_int_equal(kb_cluster_session_snapshot(&c, &again, &err), 0);
 	assert_int_equal(again->nnodes, 3);
 	assert_true(c.live_shape == c.shape);
+	assert_true(c.live_builds == builds + 1);
 	kb_cluster_release(&c);
 }
 
@@ -331,12 +333,14 @@ static void updates_that_build_the_same_are_refreshed_in_place(void **state)
 	load_cluster(&c, CLUSTER);
 	kb_snapshot *s;
 	assert_int_equal(kb_cluster_session_snapshot(&c, &s, &err), 0);
-	uint64_t shape = c.shape;
+	uint64_t shape = c.shape, work = c.work_generation, builds = c.live_builds;
 	load_cluster(&c, UPDATES);
 	assert_true(c.shape == shape);
 	assert_int_equal(c.retired.n, 3);
+	assert_true(c.work_generation == work); /* pods onto nodes, a phase: no new work */
 	assert_int_equal(kb_cluster_session_snapshot(&c, &s, &err), 0);
 	assert_true(c.live_valid && c.live_shape == shape); /* refreshed, not built */
+	assert_true(c.live_builds == builds);
 
 	kb_cluster_init(&ref, "kube-batchd", "default");
 	load_cluster(&ref, CLUSTER);
@@ -377,20 +381,34 @@ static void updates_that_build_the_same_are_refreshed_in_place(void **state)
 		 "spec: {nodeName: n1, containers: [{name: c, resources: {requests: {cpu: '1'}}}]}\n");
 	assert_true(c.shape != shape);
 
-	/* A node's heartbeat builds the same; a taint does not. */
+	/* A node's heartbeat builds the same and makes no work; a taint does. */
+	assert_int_equal(kb_cluster_session_snapshot(&c, &s, &err), 0); /* up to date */
 	shape = c.shape;
+	work = c.work_generation;
 	load_cluster(&c, "apiVersion: v1\nkind: Node\nmetadata: {name: n2, annotations: {beat: '2'}}\n"
 		 "status: {allocatable: {cpu: '4', memory: 4Gi}, conditions: [{type: Ready, status: 'True', "
 		 "lastHeartbeatTime: '2026-11-22T16:00:00Z'}]}\n");
 	assert_true(c.shape == shape);
+	assert_true(c.work_generation == work);
+	builds = c.live_builds;
 	assert_int_equal(kb_cluster_session_snapshot(&c, &s, &err), 0);
 	assert_true(c.live_shape == shape);
+	assert_true(c.live_builds == builds);
 	n2 = kb_snapshot_find_node(s, "n2");
 	assert_int_equal(s->nodes[n2].used.q[KB_RES_CPU], 3000);
 	load_cluster(&c, "apiVersion: v1\nkind: Node\nmetadata: {name: n2}\n"
 		 "spec: {taints: [{key: k, effect: NoSchedule}]}\n"
 		 "status: {allocatable: {cpu: '4', memory: 4Gi}}\n");
 	assert_true(c.shape != shape);
+	assert_true(c.work_generation != work);
+
+	/* A pod that finishes is refreshed in place, and frees its node. */
+	assert_int_equal(kb_cluster_session_snapshot(&c, &s, &err), 0);
+	shape = c.shape;
+	work = c.work_generation;
+	load_cluster(&c, UPDATES2); /* a Succeeded, solo Running, g Inqueue */
+	assert_true(c.shape == shape);
+	assert_true(c.work_generation != work);
 
 	/* A PodGroup's spec: a different build. */
 	shape = c.shape;

@@ -668,6 +668,9 @@ static void json_is_faster_than_the_yaml_loader(void **state)
 	}
 	print_message("pod event (%zu bytes): yaml %.1f us, json %.1f us, %.1fx faster\n", len,
 		      t[0] * 1e6, t[1] * 1e6, t[0] / t[1]);
+	/* The reason the loader exists; measured 16-18x, so a factor of 2 holds
+	 * on a busy machine and under the sanitizers. */
+	assert_true(t[1] * 2 < t[0]);
 }
 
 int main(void)
