@@ -229,10 +229,14 @@ int kb_cluster_apply(kb_cluster *c, kb_object *obj, int64_t created_ms)
 	if (obj->kind == KB_KIND_PODGROUP)
 		sl->overridden = false; /* the API's status is the truth again */
 	if (obj->kind == KB_KIND_POD && sl->overridden) {
-		/* The API has caught up with what we assumed once it shows a node, or
-		 * the pod has finished: the object is the truth again. */
+		/* The API has caught up with what we assumed once it shows the pod
+		 * on a node (a binding) or being deleted (an eviction; an update
+		 * from before it, still on its node, must not undo it), or the pod
+		 * has finished: the object is the truth again. */
 		const kb_pod_obj *p = &obj->u.pod;
-		if (p->node_name || p->phase == KB_POD_SUCCEEDED || p->phase == KB_POD_FAILED) {
+		bool caught_up = sl->status == KB_TASK_RELEASING ? obj->meta.deleting
+								 : p->node_name != NULL;
+		if (caught_up || p->phase == KB_POD_SUCCEEDED || p->phase == KB_POD_FAILED) {
 			free(sl->node);
 			sl->node = NULL;
 			sl->overridden = false;

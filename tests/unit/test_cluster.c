@@ -450,6 +450,37 @@ static void retired_objects_are_bounded(void **state)
 	kb_cluster_release(&c);
 }
 
+/* An eviction the API has not shown yet is not undone by an update from
+ * before it (the pod still Running on its node): only the deletion, or the
+ * pod's end, confirms it. Else the next session would evict another pod. */
+static void eviction_waits_for_the_deletion(void **state)
+{
+	kb_cluster c;
+	kb_err err;
+	kb_cluster_init(&c, "kube-batchd", "default");
+	load_cluster(&c, CLUSTER);
+	load_cluster(&c, UPDATES); /* a Running on n1 */
+	assert_int_equal(kb_cluster_set_pod(&c, "default/a", "n1", KB_TASK_RELEASING, 5000, 0), 0);
+	load_cluster(&c, UPDATES); /* a late update: Running on n1, no deletion */
+	kb_snapshot *s;
+	assert_int_equal(kb_cluster_session_snapshot(&c, &s, &err), 0);
+	int32_t a = -1;
+	for (uint32_t i = 0; i < s->ntasks; i++)
+		if (strcmp(s->tasks[i].key, "default/a") == 0)
+			a = (int32_t)i;
+	assert_true(a >= 0);
+	assert_int_equal(s->tasks[a].status, KB_TASK_RELEASING);
+	/* The deletion arrives: the object is the truth again, still Releasing. */
+	load_cluster(&c, "apiVersion: v1\nkind: Pod\nmetadata: {name: a, deletionTimestamp: '2026-11-22T18:00:00Z', "
+		 "annotations: {scheduling.k8s.io/group-name: g}}\n"
+		 "spec: {schedulerName: kube-batchd, nodeName: n1, containers: [{name: c, resources: {requests: {cpu: '1', nvidia.com/gpu: '1'}}}]}\n"
+		 "status: {phase: Running}\n");
+	assert_false(kb_cluster_pod(&c, "default/a")->overridden);
+	assert_int_equal(kb_cluster_session_snapshot(&c, &s, &err), 0);
+	assert_int_equal(s->tasks[a].status, KB_TASK_RELEASING);
+	kb_cluster_release(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -459,6 +490,7 @@ int main(void)
 		cmocka_unit_test(session_snapshot_is_put_back_and_refreshed),
 		cmocka_unit_test(updates_that_build_the_same_are_refreshed_in_place),
 		cmocka_unit_test(retired_objects_are_bounded),
+		cmocka_unit_test(eviction_waits_for_the_deletion),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
