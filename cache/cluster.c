@@ -147,11 +147,13 @@ static kb_store *store_of(kb_cluster *c, kb_kind kind)
 }
 
 /* The store's shape changes: the cached build and the session snapshot
- * are stale, so nothing reads the retired objects any more. */
-static void shape_bump(kb_cluster *c)
+ * are stale, so nothing reads the retired objects any more. Only a change
+ * a session could act on is work (cluster.h). */
+static void shape_change(kb_cluster *c, bool work)
 {
 	c->shape++;
-	c->work_generation++;
+	if (work)
+		c->work_generation++;
 	for (size_t i = 0; i < c->retired.n; i++)
 		kb_object_free(c->retired.v[i]);
 	c->retired.n = 0;
@@ -218,7 +220,7 @@ int kb_cluster_apply(kb_cluster *c, kb_object *obj, int64_t created_ms)
 	kb_object *old;
 	int r = store_put(s, obj, &sl, &old);
 	if (r < 0) {
-		shape_bump(c);
+		shape_change(c, true);
 		c->generation++;
 		return r;
 	}
@@ -248,19 +250,24 @@ int kb_cluster_apply(kb_cluster *c, kb_object *obj, int64_t created_ms)
 	 * build and the session snapshot still point into the old object, so
 	 * it is kept (retired) until the shape next changes. A bounded number
 	 * are kept; past that the shape changes, which frees them. */
-	if (old && c->retired.n < c->pods.slots.n / 16 + 64 &&
-	    replaced_in_place(c, sl, old, was_in_build) && KB_VEC_PUSH(&c->retired, old) == 0) {
-		if (obj->kind == KB_KIND_POD) {
+	bool in_place = old && replaced_in_place(c, sl, old, was_in_build);
+	bool work = !in_place || (obj->kind == KB_KIND_POD &&
+				  refresh_makes_work(was_status, slot_status(sl)));
+	if (in_place && c->retired.n < c->pods.slots.n / 16 + 64 &&
+	    KB_VEC_PUSH(&c->retired, old) == 0) {
+		if (obj->kind == KB_KIND_POD)
 			live_mark(c, sl);
-			if (refresh_makes_work(was_status, slot_status(sl)))
-				c->work_generation++;
-		} else if (obj->kind == KB_KIND_PODGROUP) {
+		else if (obj->kind == KB_KIND_PODGROUP)
 			c->live_pg_dirty = true;
-		}
 		/* A node that builds the same leaves nothing to refresh. */
+		if (work)
+			c->work_generation++;
 		return 0;
 	}
-	shape_bump(c);
+	/* Not in place, or too many retired: the next session builds afresh,
+	 * but an update that could have been refreshed in place (a burst of
+	 * binding echoes) still makes no work. */
+	shape_change(c, work);
 	kb_object_free(old);
 	return 0;
 }
@@ -270,7 +277,7 @@ bool kb_cluster_delete(kb_cluster *c, kb_kind kind, const char *key)
 	kb_store *s = store_of(c, kind);
 	if (!s || !store_del(s, key))
 		return false;
-	shape_bump(c);
+	shape_change(c, true);
 	c->generation++;
 	return true;
 }
@@ -593,7 +600,7 @@ static void task_refresh(kb_snapshot *s, kb_task *t, kb_slot *sl)
 
 void kb_cluster_queue_conf_changed(kb_cluster *c)
 {
-	shape_bump(c);
+	shape_change(c, true);
 	c->generation++;
 }
 

@@ -115,7 +115,8 @@ typedef struct kb_cluster {
 	 * shape (below), or a pod refreshed in place that left its node, is
 	 * being deleted or finished. Not by what only confirms the past (the
 	 * echo of a binding, a pod turning Running, a PodGroup's phase, a
-	 * node's heartbeat) nor by the scheduler's own records. */
+	 * node's heartbeat), even when too many such updates force a build,
+	 * nor by the scheduler's own records. */
 	uint64_t work_generation;
 	/* The snapshot cache: while the shape is unchanged, a snapshot is the last full build made again from
 	 * kb_snapshot_cache, with only the scheduler's own changes refreshed

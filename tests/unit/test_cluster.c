@@ -450,6 +450,55 @@ static void retired_objects_are_bounded(void **state)
 	kb_cluster_release(&c);
 }
 
+/* UPDATES again with only an annotation changed: what a kubelet's or a
+ * controller's write looks like to the scheduler. */
+static const char ECHOES[] =
+	"apiVersion: v1\nkind: Pod\nmetadata: {name: a, annotations: {scheduling.k8s.io/group-name: g, x: z}}\n"
+	"spec: {schedulerName: kube-batchd, nodeName: n1, containers: [{name: c, resources: {requests: {cpu: '1', nvidia.com/gpu: '1'}}}]}\n"
+	"status: {phase: Running}\n"
+	"---\napiVersion: v1\nkind: Pod\nmetadata: {name: solo, annotations: {x: z}}\n"
+	"spec: {schedulerName: kube-batchd, priorityClassName: high, nodeName: n2, containers: [{name: c, resources: {requests: {cpu: '1'}}}]}\n"
+	"status: {phase: Pending}\n";
+
+/* A burst of updates that only confirm the past (a gang's binding echoes)
+ * forces a build once the retired objects reach their limit, but gives a
+ * session no work, so the daemon does not run early for it. Past the limit
+ * a pod that finishes is still work. */
+static void echoes_past_the_retired_limit_make_no_work(void **state)
+{
+	kb_cluster c;
+	kb_err err;
+	kb_cluster_init(&c, "kube-batchd", "default");
+	load_cluster(&c, CLUSTER);
+	kb_snapshot *s;
+	assert_int_equal(kb_cluster_session_snapshot(&c, &s, &err), 0);
+	size_t limit = c.pods.slots.n / 16 + 64;
+	uint64_t shape = c.shape, work = c.work_generation;
+	for (size_t i = 0; i < limit; i++)
+		load_cluster(&c, i % 2 ? UPDATES : ECHOES);
+	assert_true(c.shape != shape); /* the limit was reached: a build */
+	assert_true(c.work_generation == work);
+	assert_int_equal(kb_cluster_session_snapshot(&c, &s, &err), 0);
+	kb_cluster ref;
+	kb_cluster_init(&ref, "kube-batchd", "default");
+	load_cluster(&ref, CLUSTER);
+	load_cluster(&ref, UPDATES);
+	kb_snapshot full;
+	kb_snapshot_init(&full);
+	assert_int_equal(kb_cluster_snapshot(&ref, &full, &err), 0);
+	assert_same_values(s, &full);
+	kb_snapshot_release(&full);
+	kb_cluster_release(&ref);
+
+	while (c.retired.n < limit)
+		load_cluster(&c, c.retired.n % 2 ? UPDATES : ECHOES);
+	shape = c.shape;
+	load_cluster(&c, UPDATES2); /* a Succeeded */
+	assert_true(c.shape != shape);
+	assert_true(c.work_generation != work);
+	kb_cluster_release(&c);
+}
+
 /* An eviction the API has not shown yet is not undone by an update from
  * before it (the pod still Running on its node): only the deletion, or the
  * pod's end, confirms it. Else the next session would evict another pod. */
@@ -490,6 +539,7 @@ int main(void)
 		cmocka_unit_test(session_snapshot_is_put_back_and_refreshed),
 		cmocka_unit_test(updates_that_build_the_same_are_refreshed_in_place),
 		cmocka_unit_test(retired_objects_are_bounded),
+		cmocka_unit_test(echoes_past_the_retired_limit_make_no_work),
 		cmocka_unit_test(eviction_waits_for_the_deletion),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
