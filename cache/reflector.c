@@ -315,7 +315,9 @@ static void request_page(kb_reflector *r)
 		n = asprintf(&url, "%s%slimit=%d&continue=%s", r->path, sep, LIST_LIMIT, esc);
 		free(esc);
 	} else {
-		n = asprintf(&url, "%s%slimit=%d", r->path, sep, LIST_LIMIT);
+		/* The first LIST from the watch cache (reflector.h). */
+		n = asprintf(&url, "%s%slimit=%d%s", r->path, sep, LIST_LIMIT,
+			     r->synced ? "" : "&resourceVersion=0");
 	}
 	if (n < 0 || kb_kube_request(r->c, "GET", url, NULL, NULL, list_done, r) < 0) {
 		if (n >= 0)

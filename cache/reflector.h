@@ -3,7 +3,12 @@
  * A reflector keeps the store (cache/cluster.h) in step with the API server
  * for one resource path, the way client-go's reflector does:
  *  - a paged LIST (limit=500, continue) gives the full set and a
- *    resourceVersion; objects the store had that the list lacks are removed;
+ *    resourceVersion; objects the store had that the list lacks are removed.
+ *    Until the first LIST has completed it asks resourceVersion=0, as
+ *    client-go's first LIST does: the API server answers from its watch
+ *    cache instead of reading every object from etcd (a consistent LIST's
+ *    later pages go to etcd). Relists are consistent reads, so the store
+ *    never goes back to an older state than it has seen;
  *  - then a WATCH from that resourceVersion with allowWatchBookmarks=true;
  *    events are decoded line by line as they stream in (never buffering the
  *    whole response); BOOKMARK events only advance the resourceVersion;
