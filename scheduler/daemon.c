@@ -53,7 +53,15 @@ struct daemon_state {
 	kb_conf conf;
 	bool conf_loaded;
 	kb_kube_config kcfg;
-	kb_kube_client *client;
+	/* Two API clients, each with its own connections (at most 4, HTTP/2):
+	 * the writers' (bindings, evictions, status writes, Events) and the
+	 * control client (discovery, LIST and WATCH, leader election). On one
+	 * connection pool a burst of thousands of bindings kept the watch
+	 * streams from being read fast enough, and kube-apiserver closed them
+	 * "due to unresponsiveness"; the lease renewals would queue behind the
+	 * bindings too. */
+	kb_kube_client *write_client;
+	kb_kube_client *control_client;
 	kb_cluster cluster;
 	kb_writers *writers;
 
@@ -242,7 +250,7 @@ static int start_reflector(daemon_state *d, const char *path, const char *api_ve
 	if (d->nrefl >= MAX_REFLECTORS)
 		return -ENOSPC;
 	kb_err err = {0};
-	kb_reflector *r = kb_reflector_new(d->client, d->loop, path, api_version, kind,
+	kb_reflector *r = kb_reflector_new(d->control_client, d->loop, path, api_version, kind,
 					   &d->cluster.resnames, &handler, d, &err);
 	if (!r) {
 		kb_error("watching \"%s\": %s", path, err.msg);
@@ -305,7 +313,7 @@ static void on_discovered(void *ctx, int status, const kb_served *served)
 
 static void start_discovery(daemon_state *d)
 {
-	if (kb_discover(d->client, on_discovered, d) < 0) {
+	if (kb_discover(d->control_client, on_discovered, d) < 0) {
 		ev_timer_set(&d->discovery_retry, DISCOVERY_RETRY_S, 0.);
 		ev_timer_start(d->loop, &d->discovery_retry);
 	}
@@ -488,7 +496,7 @@ static void le_write(daemon_state *d, const char *rv, const char *acquire, int t
 	char create_path[256];
 	snprintf(create_path, sizeof(create_path),
 		 "/apis/coordination.k8s.io/v1/namespaces/%s/leases", LEASE_NAMESPACE);
-	if (kb_kube_request(d->client, rv ? "PUT" : "POST", rv ? d->le.path : create_path, text,
+	if (kb_kube_request(d->control_client, rv ? "PUT" : "POST", rv ? d->le.path : create_path, text,
 			    NULL, le_write_done, d) == 0)
 		d->le.in_flight = true;
 	free(text);
@@ -549,7 +557,7 @@ static void on_le_timer(struct ev_loop *loop, ev_timer *w, int revents)
 	le_check_deadline(d);
 	if (d->le.in_flight || d->le.lost)
 		return;
-	if (kb_kube_request(d->client, "GET", d->le.path, NULL, NULL, le_get_done, d) == 0)
+	if (kb_kube_request(d->control_client, "GET", d->le.path, NULL, NULL, le_get_done, d) == 0)
 		d->le.in_flight = true;
 }
 
@@ -618,8 +626,13 @@ static char *metrics_text(daemon_state *d)
 	kb_writer_stats ws = {0};
 	if (d->writers)
 		kb_writers_stats(d->writers, &ws);
-	uint64_t reqs = d->client ? kb_kube_client_requests(d->client) : 0;
-	uint64_t retries = d->client ? kb_kube_client_retries(d->client) : 0;
+	uint64_t reqs = 0, retries = 0;
+	kb_kube_client *clients[] = {d->write_client, d->control_client};
+	for (size_t i = 0; i < sizeof(clients) / sizeof(clients[0]); i++)
+		if (clients[i]) {
+			reqs += kb_kube_client_requests(clients[i]);
+			retries += kb_kube_client_retries(clients[i]);
+		}
 	char *s = NULL;
 	size_t n = 0;
 	FILE *f = open_memstream(&s, &n);
@@ -825,7 +838,7 @@ static bool le_release(daemon_state *d)
 	json_decref(body);
 	if (!text)
 		return false;
-	int r = kb_kube_request(d->client, "PUT", d->le.path, text, NULL, le_write_done, d);
+	int r = kb_kube_request(d->control_client, "PUT", d->le.path, text, NULL, le_write_done, d);
 	free(text);
 	if (r < 0)
 		return false;
@@ -910,12 +923,13 @@ int kb_daemon_run(const kb_daemon_options *opt, kb_err *err)
 		.burst = opt->burst > 0 ? opt->burst : 400,
 		.timeout_ms = 30000,
 	};
-	d->client = kb_kube_client_new(d->loop, &d->kcfg, &copt, err);
-	if (!d->client) {
+	d->write_client = kb_kube_client_new(d->loop, &d->kcfg, &copt, err);
+	d->control_client = d->write_client ? kb_kube_client_new(d->loop, &d->kcfg, &copt, err) : NULL;
+	if (!d->control_client) {
 		r = err && err->code ? err->code : -EINVAL;
-		goto out_kcfg;
+		goto out_client;
 	}
-	if (!(d->writers = kb_writers_new(d->client, &d->cluster, name, err))) {
+	if (!(d->writers = kb_writers_new(d->write_client, &d->cluster, name, err))) {
 		r = -ENOMEM;
 		goto out_client;
 	}
@@ -969,10 +983,11 @@ int kb_daemon_run(const kb_daemon_options *opt, kb_err *err)
 	kb_info("stopped after %" PRIu64 " sessions", d->sessions);
 out_writers:
 	/* The client first: it cancels the writers' requests without calling back. */
-	d->client = kb_kube_client_free(d->client);
+	d->write_client = kb_kube_client_free(d->write_client);
 	d->writers = kb_writers_free(d->writers);
 out_client:
-	d->client = kb_kube_client_free(d->client);
+	d->write_client = kb_kube_client_free(d->write_client);
+	d->control_client = kb_kube_client_free(d->control_client);
 out_kcfg:
 	kb_kube_config_release(&d->kcfg);
 out_qconf:
