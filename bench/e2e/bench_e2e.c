@@ -8,9 +8,9 @@
  *             [--create-inflight N] [--raw-inflight N[,N...]] [--raw-as scheduler|admin]
  *             [--gang-interval-ms MS] [--schedule-period-ms MS] [--daemon-qps Q]
  *             [--daemon-burst B] [--daemon-v N] [--scheduler-conf F]
- *             [--timeout S] [--seed N] [--cleanup] [--phases raw,sched,lat]
+ *             [--timeout S] [--seed N] [--cleanup] [--phases raw,sched,raw2,lat]
  *
- * One process, one run, three phases, all against the same cluster:
+ * One process, one run, four phases, all against the same cluster:
  *
  * Setup: --nodes plain Node objects (64 cpu, 256Gi, 110 pods, Ready; no
  * kubelet: status is kept on create), three namespaces e2e-{raw,sched,lat}-RUN
@@ -39,14 +39,24 @@
  * unless it is the only one). sched_gang_spread_*: how long gangs stayed
  * partly bound (last member bound - first member bound).
  *
- * Phase 3, latency with the daemon running: one gang every
+ * Raw again ("raw2"), after the burst: phase 1 once more, with the daemon
+ * stopped first (it would watch these pods too), in namespace e2e-raw2-RUN
+ * (keys raw_after_*, DIR/raw_after_per_sec.csv). The server slows as a run
+ * goes on (its watch cache keeps the recent versions of every pod churned),
+ * so a raw phase before the burst alone would favour the raw side:
+ * raw_binds_per_sec becomes the mean of the two (the first is kept as
+ * raw_before_binds_per_sec) and sched_vs_raw is taken against the mean.
+ *
+ * Phase 3, latency with the daemon running (started again, and ready, if
+ * raw2 stopped it; its figures then add both lives'): one gang every
  * --gang-interval-ms (PodGroup created first, then its members once the
  * PodGroup's create has answered) until --latency-pods pods. create_to_bound
  * = bound - the time the pod's create was sent; gang_complete = last member
  * bound - the time the PodGroup's create was sent.
  *
- * --phases runs a subset (for experiments; phase 3 alone starts the daemon
- * itself); bench/run always runs all three.
+ * --phases runs a subset, always in the order above (for experiments; phase
+ * 3 without phase 2 starts the daemon itself); bench/run's first repetition
+ * runs all four, the others raw,sched,raw2.
  *
  * At the end of phases 2 and 3 (after two schedule periods, so that the
  * last session's status writes and events are counted) the daemon's
@@ -132,8 +142,15 @@ typedef struct e2e_opts {
 
 /* ---- the run's state ------------------------------------------------------------ */
 
-enum { PH_RAW, PH_SCHED, PH_LAT, NPHASES };
-static const char *const PHASE_TAG[NPHASES] = {"raw", "sched", "lat"};
+/* Run in this order. PH_RAW2 is phase 1 again after the scheduler's burst
+ * (bench/run brackets every burst with two raw phases). */
+enum { PH_RAW, PH_SCHED, PH_RAW2, PH_LAT, NPHASES };
+static const char *const PHASE_TAG[NPHASES] = {"raw", "sched", "raw2", "lat"};
+
+static bool is_raw(int k)
+{
+	return k == PH_RAW || k == PH_RAW2;
+}
 
 enum { SEEN_ADDED = 1 };
 
@@ -174,6 +191,9 @@ typedef struct bench {
 	uint64_t watch_events;
 
 	pid_t daemon_pid;
+	int daemon_lives;             /* starts so far (restarted for phase 3 after raw2) */
+	daemon_metrics earlier;       /* an earlier life's counters (earlier_life > 0) */
+	int earlier_life;
 	ev_child daemon_child;
 	bool daemon_exited, daemon_stopping;
 	int daemon_status;
@@ -510,7 +530,7 @@ static int pod_body(const bench *b, int k, size_t i, char *buf, size_t cap)
 {
 	const phase *ph = &b->ph[k];
 	char group[96] = "";
-	if (k != PH_RAW)
+	if (!is_raw(k))
 		snprintf(group, sizeof(group),
 			 ",\"annotations\":{\"scheduling.k8s.io/group-name\":\"g%zu\"}",
 			 gang_of(ph, i));
@@ -520,8 +540,8 @@ static int pod_body(const bench *b, int k, size_t i, char *buf, size_t cap)
 			 "\"schedulerName\":\"%s\",\"terminationGracePeriodSeconds\":0,"
 			 "\"containers\":[{\"name\":\"c\",\"image\":\"registry.k8s.io/pause:3.9\","
 			 "\"resources\":{\"requests\":{\"cpu\":\"10m\",\"memory\":\"16Mi\"}}}]}}",
-			 i, ph->ns, k == PH_RAW ? LABEL_RAW : LABEL_WATCHED, b->run, group,
-			 k == PH_RAW ? NOBODY : "kube-batchd");
+			 i, ph->ns, is_raw(k) ? LABEL_RAW : LABEL_WATCHED, b->run, group,
+			 is_raw(k) ? NOBODY : "kube-batchd");
 	return FIT(n, cap);
 }
 
@@ -625,7 +645,7 @@ static int phase_init(bench *b, int k, size_t npods, uint64_t *rng)
 		return -ENOMEM;
 	size_t g = 0, i = 0;
 	int span = b->o->gang_max - b->o->gang_min + 1;
-	while (i < npods && k != PH_RAW) {
+	while (i < npods && !is_raw(k)) {
 		size_t size = (size_t)b->o->gang_min + (size_t)(splitmix64(rng) % (uint64_t)span);
 		ph->gang_first[g++] = i;
 		i += size < npods - i ? size : npods - i;
@@ -857,7 +877,8 @@ static int daemon_start(bench *b)
 		argv[n++] = o->daemon_conf;
 	}
 	argv[n] = NULL;
-	int fd = open(b->daemon_log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	int fd = open(b->daemon_log,
+		      O_WRONLY | O_CREAT | O_CLOEXEC | (b->daemon_lives ? O_APPEND : O_TRUNC), 0644);
 	if (fd < 0) {
 		fail(b, "daemon log \"%s\": %s", b->daemon_log, strerror(errno));
 		return -1;
@@ -885,6 +906,7 @@ static int daemon_start(bench *b)
 	}
 	close(fd);
 	b->daemon_pid = pid;
+	b->daemon_lives++;
 	b->daemon_exited = b->daemon_stopping = false;
 	ev_child_init(&b->daemon_child, daemon_exit_cb, pid, 0);
 	b->daemon_child.data = b;
@@ -979,6 +1001,56 @@ static int daemon_metrics_read(bench *b, daemon_metrics *ret)
 		}
 	*ret = m;
 	return 0;
+}
+
+/* Stops the daemon between phases (before raw2, which must not be watched
+ * by it): a stop that is not clean fails the run. Its /metrics client goes
+ * with it (the next life listens on another port). Returns 0 or -1. */
+static int daemon_stop_between(bench *b)
+{
+	int st = daemon_stop(b);
+	kb_kube_client_free(b->metrics_client);
+	b->metrics_client = NULL;
+	if (!(WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
+		fail(b, "kube-batchd did not stop cleanly on SIGTERM (status word %d); its log: %s",
+		     st, b->daemon_log);
+		return -1;
+	}
+	kb_info("stopped kube-batchd for the next phase");
+	return 0;
+}
+
+/* Waits until the daemon's /healthz answers 200 (its cache has synced).
+ * Returns 0 or -1 with the run failed. */
+static int daemon_wait_ready(bench *b)
+{
+	char server[64];
+	snprintf(server, sizeof(server), "http://127.0.0.1:%d", b->port);
+	if (!b->metrics_client) {
+		kb_kube_config cfg = {.server = server};
+		kb_err err = {0};
+		b->metrics_client = kb_kube_client_new(b->loop, &cfg, NULL, &err);
+		if (!b->metrics_client) {
+			fail(b, "client for the daemon's /healthz: %s", err.msg);
+			return -1;
+		}
+	}
+	double t0 = now_s();
+	while (!b->failed && now_s() - t0 < b->o->timeout_s) {
+		reply r = {0};
+		int st = call(b, b->metrics_client, "GET", "/healthz", NULL, NULL, &r);
+		free(r.body);
+		if (st == 200) {
+			kb_info("kube-batchd ready (synced) %.0f ms after it started",
+				(now_s() - b->t_daemon_start) * 1000.0);
+			return 0;
+		}
+		pause_s(b, 0.05);
+	}
+	if (!b->failed)
+		fail(b, "kube-batchd's %s/healthz did not answer 200 within %.0f s; its log: %s",
+		     server, b->o->timeout_s, b->daemon_log);
+	return -1;
 }
 
 /* ---- statistics and files ------------------------------------------------------------- */
@@ -1131,7 +1203,7 @@ static int create_pods(bench *b, int k, double *ret_pods_per_sec)
 static void raw_bind_ok(pump *p, size_t j, double t)
 {
 	phase_pump *pp = p->ctx;
-	p->b->ph[PH_RAW].t_bound[pp->offset + j] = t;
+	p->b->ph[pp->k].t_bound[pp->offset + j] = t;
 }
 
 static void raw_watch_line(void *ctx, const char *line, size_t len)
@@ -1172,14 +1244,29 @@ static int raw_watch_open(bench *b)
 	return 0;
 }
 
-static int phase_raw(bench *b)
+/* Result key `prefix`_`name` into key. */
+static const char *pkey(char *key, size_t cap, const char *prefix, const char *name)
+{
+	snprintf(key, cap, "%s_%s", prefix, name);
+	return key;
+}
+
+/* Phase 1 (k = PH_RAW, keys raw_*) or the same again after the scheduler's
+ * burst (k = PH_RAW2, keys raw_after_*; then raw_binds_per_sec becomes the
+ * mean of the two, the first is kept as raw_before_binds_per_sec, and
+ * sched_vs_raw is taken against the mean). */
+static int phase_raw(bench *b, int k)
 {
 	const e2e_opts *o = b->o;
-	phase *ph = &b->ph[PH_RAW];
+	phase *ph = &b->ph[k];
+	const char *tag = PHASE_TAG[k], *prefix = k == PH_RAW ? "raw" : "raw_after";
+	char key[96], csv[64];
 	double create_rate;
-	if (create_pods(b, PH_RAW, &create_rate) < 0)
+	if (create_pods(b, k, &create_rate) < 0)
 		return -1;
-	res_num(b, "pod_creates_per_sec", create_rate);
+	if (k == PH_RAW)
+		res_num(b, "pod_creates_per_sec", create_rate);
+	b->raw_watch_events = 0;
 	if (raw_watch_open(b) < 0)
 		return -1;
 
@@ -1190,7 +1277,7 @@ static int phase_raw(bench *b)
 	size_t done = 0;
 	for (int l = 0; l < o->nlevels; l++) {
 		size_t n = ph->npods / (size_t)o->nlevels + (l < (int)(ph->npods % (size_t)o->nlevels));
-		phase_pump pp = {.k = PH_RAW, .offset = done};
+		phase_pump pp = {.k = k, .offset = done};
 		pump p = {.b = b, .c = b->binder, .what = "binding pods (raw)", .total = n,
 			  .max_inflight = (size_t)o->raw_inflight[l], .want1 = 201,
 			  .build = build_binding, .on_ok = raw_bind_ok, .ctx = &pp};
@@ -1201,10 +1288,10 @@ static int phase_raw(bench *b)
 		if (l == 0)
 			t_first = p.t_first;
 		double rate = (double)n / (p.t_last - p.t_first);
-		char key[16];
-		snprintf(key, sizeof(key), "%d", o->raw_inflight[l]);
-		json_object_set_new(levels, key, json_real(rate));
-		kb_info("raw: %zu binds with %d in flight in %.2f s: %.0f binds/s (load %.2f)", n,
+		char level[16];
+		snprintf(level, sizeof(level), "%d", o->raw_inflight[l]);
+		json_object_set_new(levels, level, json_real(rate));
+		kb_info("%s: %zu binds with %d in flight in %.2f s: %.0f binds/s (load %.2f)", tag, n,
 			o->raw_inflight[l], p.t_last - p.t_first, rate, loadavg1());
 		if (rate > best) {
 			best = rate;
@@ -1212,38 +1299,56 @@ static int phase_raw(bench *b)
 		}
 		done += n;
 	}
-	json_object_set_new(b->res, "raw_binds_per_sec_by_inflight", levels);
+	json_object_set_new(b->res, pkey(key, sizeof(key), prefix, "binds_per_sec_by_inflight"),
+			    levels);
 	if (b->raw_watch)
 		kb_kube_stream_cancel(b->watcher, b->raw_watch);
 	b->raw_watch = NULL;
-	res_int(b, "raw_watch_events", (long long)b->raw_watch_events);
-	res_num(b, "raw_binds_per_sec", best);
-	res_int(b, "raw_inflight", best_level);
-	res_num(b, "raw_loadavg", loadavg1());
+	res_int(b, pkey(key, sizeof(key), prefix, "watch_events"), (long long)b->raw_watch_events);
+	res_num(b, pkey(key, sizeof(key), prefix, "binds_per_sec"), best);
+	res_int(b, pkey(key, sizeof(key), prefix, "inflight"), best_level);
+	res_num(b, pkey(key, sizeof(key), prefix, "loadavg"), loadavg1());
+	if (k == PH_RAW2) {
+		/* The server slows as a run goes on (its watch cache keeps every
+		 * recent version of the pods churned), so the burst is compared
+		 * with the mean of the raw phases on either side of it. */
+		double before = json_real_value(json_object_get(b->res, "raw_binds_per_sec"));
+		double mean = before > 0 ? (before + best) / 2 : best;
+		res_num(b, "raw_before_binds_per_sec", before > 0 ? before : NAN);
+		res_num(b, "raw_binds_per_sec", mean);
+		double sched = json_real_value(json_object_get(b->res, "sched_binds_per_sec"));
+		if (sched > 0)
+			res_num(b, "sched_vs_raw", sched / mean);
+		kb_info("raw2: the raw capacity around the burst: %.0f before, %.0f after, mean %.0f%s",
+			before, best, mean, sched > 0 ? "" : " (no scheduler phase)");
+		if (sched > 0)
+			kb_info("raw2: scheduler / raw = %.0f / %.0f = %.2f", sched, mean, sched / mean);
+	}
 
 	/* Per-second answers over the whole raw binding (every level). */
 	double *t = malloc((ph->npods + 1) * sizeof(double)), *counts = NULL;
 	size_t nwin;
 	if (!t) {
-		fail(b, "raw: out of memory");
+		fail(b, "%s: out of memory", tag);
 		return -1;
 	}
 	memcpy(t, ph->t_bound, ph->npods * sizeof(double));
 	qsort(t, ph->npods, sizeof(double), cmp_double);
-	int r = windows_write(b, "raw_per_sec.csv", t, ph->npods, t_first, &counts, &nwin);
+	snprintf(csv, sizeof(csv), "%s_per_sec.csv", prefix);
+	int r = windows_write(b, csv, t, ph->npods, t_first, &counts, &nwin);
 	free(t);
 	free(counts);
 	if (r < 0)
 		return -1;
 
-	phase_pump pp = {.k = PH_RAW};
+	phase_pump pp = {.k = k};
 	pump del = {.b = b, .c = b->admin, .what = "deleting the raw phase's pods",
 		    .total = ph->npods, .max_inflight = (size_t)o->create_inflight, .want1 = 200,
 		    .want2 = 202, .build = build_pod_delete, .ctx = &pp};
 	double t0 = now_s();
 	if (pump_run(&del) < 0)
 		return -1;
-	kb_info("raw: %zu pods deleted in %.2f s", ph->npods, now_s() - t0);
+	kb_info("%s: %zu pods deleted in %.2f s", tag, ph->npods, now_s() - t0);
 	return 0;
 }
 
@@ -1371,6 +1476,8 @@ static int phase_sched(bench *b)
 	if (b->failed || daemon_metrics_read(b, &m) < 0)
 		return -1;
 	metrics_put(b, "sched_", &m);
+	b->earlier = m;
+	b->earlier_life = b->daemon_lives;
 	kb_info("sched: daemon metrics: %.0f API requests, %.0f binds, %.0f status writes, "
 		"%.0f events, %.0f sessions",
 		m.api_requests, m.binds, m.status_writes, m.events, m.sessions);
@@ -1544,6 +1651,18 @@ static int phase_lat(bench *b)
 	daemon_metrics m;
 	if (b->failed || daemon_metrics_read(b, &m) < 0)
 		goto out;
+	if (b->earlier_life > 0 && b->earlier_life != b->daemon_lives) {
+		/* Restarted after raw2: the daemon's figures over phases 2 and 3
+		 * are both lives' together. */
+		m.api_requests += b->earlier.api_requests;
+		m.api_retries += b->earlier.api_retries;
+		m.binds += b->earlier.binds;
+		m.bind_failures += b->earlier.bind_failures;
+		m.status_writes += b->earlier.status_writes;
+		m.events += b->earlier.events;
+		m.sessions += b->earlier.sessions;
+		m.session_seconds += b->earlier.session_seconds;
+	}
 	metrics_put(b, "", &m);
 	kb_info("end: daemon metrics: %.0f API requests, %.0f binds (%.2f requests per pod), "
 		"%.0f status writes, %.0f events, %.0f sessions",
@@ -1656,11 +1775,16 @@ static int run(bench *b)
 		b->run, o->nodes, o->pods, o->latency_pods, o->gang_min, o->gang_max, o->period_ms);
 	if (make_namespaces(b) < 0 || make_nodes(b) < 0 || watch_open(b) < 0)
 		return -1;
-	if ((o->phases & 1u << PH_RAW) && phase_raw(b) < 0)
+	if ((o->phases & 1u << PH_RAW) && phase_raw(b, PH_RAW) < 0)
 		return -1;
 	if ((o->phases & 1u << PH_SCHED) && phase_sched(b) < 0)
 		return -1;
-	if ((o->phases & 1u << PH_LAT) && !(o->phases & 1u << PH_SCHED) && daemon_start(b) < 0)
+	if ((o->phases & 1u << PH_RAW2) && b->daemon_pid > 0 && daemon_stop_between(b) < 0)
+		return -1;
+	if ((o->phases & 1u << PH_RAW2) && phase_raw(b, PH_RAW2) < 0)
+		return -1;
+	if ((o->phases & 1u << PH_LAT) && b->daemon_pid <= 0 &&
+	    (daemon_start(b) < 0 || daemon_wait_ready(b) < 0))
 		return -1;
 	if ((o->phases & 1u << PH_LAT) && phase_lat(b) < 0)
 		return -1;
@@ -1711,7 +1835,7 @@ static void usage(FILE *f)
 	      "                 [--raw-as scheduler|admin] [--gang-interval-ms MS]\n"
 	      "                 [--schedule-period-ms MS] [--daemon-qps Q] [--daemon-burst B]\n"
 	      "                 [--daemon-v N] [--scheduler-conf F] [--timeout S] [--seed N]\n"
-	      "                 [--cleanup] [--phases raw,sched,lat]\n",
+	      "                 [--cleanup] [--phases raw,sched,raw2,lat]\n",
 	      f);
 }
 
@@ -1822,6 +1946,7 @@ int main(int argc, char **argv)
 
 	uint64_t rng = o.seed;
 	if (phase_init(&b, PH_RAW, (size_t)o.pods, &rng) < 0 ||
+	    phase_init(&b, PH_RAW2, (size_t)o.pods, &rng) < 0 ||
 	    phase_init(&b, PH_SCHED, (size_t)o.pods, &rng) < 0 ||
 	    phase_init(&b, PH_LAT, (size_t)o.latency_pods, &rng) < 0) {
 		fail(&b, "out of memory sizing the phases");
