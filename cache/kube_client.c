@@ -1078,3 +1078,15 @@ uint64_t kb_kube_client_retries(const kb_kube_client *c)
 {
 	return c ? c->retried : 0;
 }
+
+uint64_t kb_kube_client_backlog(const kb_kube_client *c)
+{
+	if (!c)
+		return 0;
+	uint64_t n = c->inflight > 0 ? (uint64_t)c->inflight : 0;
+	const kb_list *lists[] = {&c->pending, &c->pending_bg, &c->waiting};
+	for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++)
+		for (const kb_req *r = lists[i]->head; r; r = r->next)
+			n += !r->stream && !r->cancelled;
+	return n;
+}

@@ -121,4 +121,8 @@ uint64_t kb_kube_client_requests(const kb_kube_client *c);
  * client sent again after the delay it asked for. */
 uint64_t kb_kube_client_retries(const kb_kube_client *c);
 
+/* Requests not answered yet, watches aside: queued (background ones too),
+ * waiting out a Retry-After, or in flight. O(queued); for /metrics. */
+uint64_t kb_kube_client_backlog(const kb_kube_client *c);
+
 #endif

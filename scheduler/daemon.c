@@ -626,12 +626,13 @@ static char *metrics_text(daemon_state *d)
 	kb_writer_stats ws = {0};
 	if (d->writers)
 		kb_writers_stats(d->writers, &ws);
-	uint64_t reqs = 0, retries = 0;
+	uint64_t reqs = 0, retries = 0, backlog = 0;
 	kb_kube_client *clients[] = {d->write_client, d->control_client};
 	for (size_t i = 0; i < sizeof(clients) / sizeof(clients[0]); i++)
 		if (clients[i]) {
 			reqs += kb_kube_client_requests(clients[i]);
 			retries += kb_kube_client_retries(clients[i]);
+			backlog += kb_kube_client_backlog(clients[i]);
 		}
 	char *s = NULL;
 	size_t n = 0;
@@ -673,6 +674,9 @@ static char *metrics_text(daemon_state *d)
 		"# HELP kube_batchd_api_retries_total Requests the API server turned away (429) and that were sent again.\n"
 		"# TYPE kube_batchd_api_retries_total counter\n"
 		"kube_batchd_api_retries_total %" PRIu64 "\n"
+		"# HELP kube_batchd_api_requests_pending Requests queued or in flight (watches aside): the writers' backlog.\n"
+		"# TYPE kube_batchd_api_requests_pending gauge\n"
+		"kube_batchd_api_requests_pending %" PRIu64 "\n"
 		"# HELP kube_batchd_cache_synced 1 once every watch has listed.\n"
 		"# TYPE kube_batchd_cache_synced gauge\n"
 		"kube_batchd_cache_synced %d\n"
@@ -681,7 +685,7 @@ static char *metrics_text(daemon_state *d)
 		"kube_batchd_leader %d\n",
 		d->sessions, d->session_errors, d->session_seconds_sum, d->sessions, ws.binds,
 		ws.bind_failures, ws.evictions, ws.eviction_failures, ws.status_writes, ws.events,
-		reqs, retries, d->synced ? 1 : 0, !d->opt->leader_elect || d->le.leader ? 1 : 0);
+		reqs, retries, backlog, d->synced ? 1 : 0, !d->opt->leader_elect || d->le.leader ? 1 : 0);
 	fclose(f);
 	return s;
 }

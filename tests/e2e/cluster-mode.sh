@@ -199,6 +199,7 @@ case_mnist() {
 	check "mnist: Normal Scheduled events on the 6 pods" \
 		test "$(k get events -n "$ns" --field-selector involvedObject.kind=Pod,reason=Scheduled -o name | grep -c .)" = 6
 	check "mnist: Binding accepted 6 times, no failure" test "$(metric kube_batchd_binds_total)/$(metric kube_batchd_bind_failures_total)" = 6/0
+	check "mnist: nothing left to send (api_requests_pending 0)" test "$(metric kube_batchd_api_requests_pending)" = 0
 	check "mnist: SIGTERM stops the daemon with status 0" stop_sched
 	reset_case "$ns"
 }
