@@ -58,10 +58,12 @@
  * 3 without phase 2 starts the daemon itself); bench/run's first repetition
  * runs all four, the others raw,sched,raw2.
  *
- * At the end of phases 2 and 3 (after two schedule periods, so that the
- * last session's status writes and events are counted) the daemon's
- * /metrics are read; api_requests_per_pod = kube_batchd_api_requests_total /
- * kube_batchd_binds_total at the end of the run.
+ * At the end of phases 2 and 3 (two schedule periods after the last bind,
+ * then once kube_batchd_api_requests_pending is 0, so that the status
+ * writes and the Events queued behind the bindings are counted) the
+ * daemon's /metrics are read; api_requests_per_pod =
+ * kube_batchd_api_requests_total / kube_batchd_binds_total at the end of
+ * the run.
  *
  * Writes DIR/e2e.json ({"e2e": {...}}, numbers only), DIR/raw_per_sec.csv and
  * DIR/sched_per_sec.csv ("t_s binds": binds in the 1 s window starting t_s
@@ -170,7 +172,7 @@ typedef struct phase {
 /* What the daemon's /metrics said. */
 typedef struct daemon_metrics {
 	double api_requests, api_retries, binds, bind_failures, status_writes, events, sessions,
-		session_seconds;
+		session_seconds, pending;
 } daemon_metrics;
 
 typedef struct bench {
@@ -178,6 +180,10 @@ typedef struct bench {
 	struct ev_loop *loop;
 	kb_kube_client *admin;   /* the admin's client: creates, deletes */
 	kb_kube_client *watcher; /* the admin's too, on its own connection: the watch */
+	/* The raw phases' observer, on a connection of its own too: cancelling
+	 * it with thousands of events in flight stalled the main watch on a
+	 * shared connection for ~1 s (the first gangs of phase 3 after raw2). */
+	kb_kube_client *raw_watcher;
 	kb_kube_client *binder;  /* the raw binder's client (admin or scheduler user) */
 	kb_kube_client *metrics_client;
 	char run[16];
@@ -979,6 +985,7 @@ static int daemon_metrics_read(bench *b, daemon_metrics *ret)
 		{"kube_batchd_sessions_total", offsetof(daemon_metrics, sessions)},
 		{"kube_batchd_session_duration_seconds_sum",
 		 offsetof(daemon_metrics, session_seconds)},
+		{"kube_batchd_api_requests_pending", offsetof(daemon_metrics, pending)},
 	};
 	daemon_metrics m;
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
@@ -1051,6 +1058,31 @@ static int daemon_wait_ready(bench *b)
 		fail(b, "kube-batchd's %s/healthz did not answer 200 within %.0f s; its log: %s",
 		     server, b->o->timeout_s, b->daemon_log);
 	return -1;
+}
+
+/* Waits SETTLE_PERIODS periods, then until the daemon has nothing left to
+ * send (kube_batchd_api_requests_pending 0: the Events a burst queues
+ * behind its bindings are counted too), and reads its /metrics into *m.
+ * Returns 0 or -1 with the run failed. */
+static int daemon_settle(bench *b, const char *tag, daemon_metrics *m)
+{
+	pause_s(b, SETTLE_PERIODS * b->o->period_ms / 1000.0);
+	double t0 = now_s();
+	for (;;) {
+		if (b->failed || daemon_metrics_read(b, m) < 0)
+			return -1;
+		if (m->pending == 0)
+			break;
+		if (now_s() - t0 > b->o->timeout_s) {
+			fail(b, "%s: kube-batchd still had %.0f requests to send %.0f s after the last "
+				"bind; its log: %s", tag, m->pending, now_s() - t0, b->daemon_log);
+			return -1;
+		}
+		pause_s(b, 0.25);
+	}
+	kb_info("%s: the daemon's requests all answered %.1f s after the settle periods", tag,
+		now_s() - t0);
+	return 0;
 }
 
 /* ---- statistics and files ------------------------------------------------------------- */
@@ -1237,7 +1269,7 @@ static int raw_watch_open(bench *b)
 	json_decref(j);
 	free(r.body);
 	if (n < 0 || (size_t)n >= sizeof(path) ||
-	    kb_kube_stream_start(b->watcher, path, raw_watch_line, raw_watch_done, b, &b->raw_watch) < 0) {
+	    kb_kube_stream_start(b->raw_watcher, path, raw_watch_line, raw_watch_done, b, &b->raw_watch) < 0) {
 		fail(b, "raw: cannot watch the raw pods");
 		return -1;
 	}
@@ -1302,7 +1334,7 @@ static int phase_raw(bench *b, int k)
 	json_object_set_new(b->res, pkey(key, sizeof(key), prefix, "binds_per_sec_by_inflight"),
 			    levels);
 	if (b->raw_watch)
-		kb_kube_stream_cancel(b->watcher, b->raw_watch);
+		kb_kube_stream_cancel(b->raw_watcher, b->raw_watch);
 	b->raw_watch = NULL;
 	res_int(b, pkey(key, sizeof(key), prefix, "watch_events"), (long long)b->raw_watch_events);
 	res_num(b, pkey(key, sizeof(key), prefix, "binds_per_sec"), best);
@@ -1471,9 +1503,8 @@ static int phase_sched(bench *b)
 	double raw = json_real_value(json_object_get(b->res, "raw_binds_per_sec"));
 	res_num(b, "sched_vs_raw", raw > 0 ? avg / raw : NAN);
 
-	pause_s(b, SETTLE_PERIODS * o->period_ms / 1000.0);
 	daemon_metrics m;
-	if (b->failed || daemon_metrics_read(b, &m) < 0)
+	if (daemon_settle(b, "sched", &m) < 0)
 		return -1;
 	metrics_put(b, "sched_", &m);
 	b->earlier = m;
@@ -1578,6 +1609,41 @@ static bool lat_all_sent(bench *b, void *ctx)
 
 /* Latency samples: per pod create->bound and per gang complete, sorted, in
  * ms, written as CDFs; percentiles into the results. */
+/* DIR/lat_gangs.csv: one row per gang of phase 3, in creation order, times
+ * in ms from the first PodGroup create: "gang members pg_create
+ * first_pod_create last_pod_create first_bound last_bound". For finding
+ * what a slow gang waited on (compare with the daemon's log at -v 2). */
+static int lat_gangs_write(bench *b)
+{
+	phase *ph = &b->ph[PH_LAT];
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/lat_gangs.csv", b->o->out);
+	FILE *f = fopen(path, "w");
+	if (!f) {
+		fail(b, "cannot write \"%s\": %s", path, strerror(errno));
+		return -1;
+	}
+	double t0 = ph->ngangs ? ph->t_pg[0] : 0;
+	fprintf(f, "# gang members pg_create first_pod_create last_pod_create first_bound last_bound (ms)\n");
+	for (size_t g = 0; g < ph->ngangs; g++) {
+		double c0 = INFINITY, c1 = 0, b0 = INFINITY, b1 = 0;
+		for (size_t i = ph->gang_first[g]; i < ph->gang_first[g + 1]; i++) {
+			c0 = fmin(c0, ph->t_create[i]);
+			c1 = fmax(c1, ph->t_create[i]);
+			b0 = fmin(b0, ph->t_bound[i]);
+			b1 = fmax(b1, ph->t_bound[i]);
+		}
+		fprintf(f, "%zu %zu %.1f %.1f %.1f %.1f %.1f\n", g, ph->gang_first[g + 1] - ph->gang_first[g],
+			(ph->t_pg[g] - t0) * 1e3, (c0 - t0) * 1e3, (c1 - t0) * 1e3, (b0 - t0) * 1e3,
+			(b1 - t0) * 1e3);
+	}
+	if (fclose(f) != 0) {
+		fail(b, "cannot write \"%s\"", path);
+		return -1;
+	}
+	return 0;
+}
+
 static int lat_results(bench *b)
 {
 	phase *ph = &b->ph[PH_LAT];
@@ -1612,6 +1678,8 @@ static int lat_results(bench *b)
 	int r = cdf_write(b, "create_to_bound.csv", pod, ph->npods);
 	if (r == 0)
 		r = cdf_write(b, "gang_complete.csv", gang, ph->ngangs);
+	if (r == 0)
+		r = lat_gangs_write(b);
 	free(pod);
 	free(gang);
 	return r;
@@ -1647,9 +1715,8 @@ static int phase_lat(bench *b)
 		goto out;
 	gang_spread_put(b, PH_LAT, "lat");
 	res_num(b, "lat_loadavg", loadavg1());
-	pause_s(b, SETTLE_PERIODS * o->period_ms / 1000.0);
 	daemon_metrics m;
-	if (b->failed || daemon_metrics_read(b, &m) < 0)
+	if (daemon_settle(b, "lat", &m) < 0)
 		goto out;
 	if (b->earlier_life > 0 && b->earlier_life != b->daemon_lives) {
 		/* Restarted after raw2: the daemon's figures over phases 2 and 3
@@ -1934,7 +2001,7 @@ int main(int argc, char **argv)
 	}
 
 	bench b = {.o = &o, .loop = ev_default_loop(EVFLAG_AUTO), .res = json_object()};
-	kb_kube_config acfg = {0}, wcfg = {0}, scfg = {0};
+	kb_kube_config acfg = {0}, wcfg = {0}, rcfg = {0}, scfg = {0};
 	snprintf(b.run, sizeof(b.run), "%04x%02x", (unsigned)(getpid() & 0xffff),
 		 (unsigned)(time(NULL) & 0xff));
 	snprintf(b.daemon_log, sizeof(b.daemon_log), "%s/daemon.log", o.out);
@@ -1951,7 +2018,8 @@ int main(int argc, char **argv)
 	    phase_init(&b, PH_LAT, (size_t)o.latency_pods, &rng) < 0) {
 		fail(&b, "out of memory sizing the phases");
 	} else if ((b.admin = client_for(&b, o.admin_kubeconfig, &acfg)) != NULL &&
-		   (b.watcher = client_for(&b, o.admin_kubeconfig, &wcfg)) != NULL) {
+		   (b.watcher = client_for(&b, o.admin_kubeconfig, &wcfg)) != NULL &&
+		   (b.raw_watcher = client_for(&b, o.admin_kubeconfig, &rcfg)) != NULL) {
 		if (o.raw_as_admin)
 			b.binder = b.admin;
 		else
@@ -1971,9 +2039,11 @@ int main(int argc, char **argv)
 		kb_kube_client_free(b.binder);
 	kb_kube_client_free(b.admin);
 	kb_kube_client_free(b.watcher);
+	kb_kube_client_free(b.raw_watcher);
 	kb_kube_client_free(b.metrics_client);
 	kb_kube_config_release(&acfg);
 	kb_kube_config_release(&wcfg);
+	kb_kube_config_release(&rcfg);
 	kb_kube_config_release(&scfg);
 	for (int k = 0; k < NPHASES; k++)
 		phase_release(&b.ph[k]);
