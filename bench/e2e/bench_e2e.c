@@ -953,20 +953,30 @@ static int daemon_stop(bench *b)
 	return b->daemon_status;
 }
 
+/* The client for the daemon's own HTTP port (/metrics, /healthz), made on
+ * first use; daemon_stop_between frees it. Returns 0 or -1 with the run
+ * failed. */
+static int daemon_http_client(bench *b)
+{
+	if (b->metrics_client)
+		return 0;
+	char server[64];
+	snprintf(server, sizeof(server), "http://127.0.0.1:%d", b->port);
+	kb_kube_config cfg = {.server = server};
+	kb_err err = {0};
+	b->metrics_client = kb_kube_client_new(b->loop, &cfg, NULL, &err);
+	if (!b->metrics_client) {
+		fail(b, "client for the daemon's %s: %s", server, err.msg);
+		return -1;
+	}
+	return 0;
+}
+
 /* Reads the daemon's /metrics. Returns 0 or -1 with the run failed. */
 static int daemon_metrics_read(bench *b, daemon_metrics *ret)
 {
-	if (!b->metrics_client) {
-		char server[64];
-		snprintf(server, sizeof(server), "http://127.0.0.1:%d", b->port);
-		kb_kube_config cfg = {.server = server};
-		kb_err err = {0};
-		b->metrics_client = kb_kube_client_new(b->loop, &cfg, NULL, &err);
-		if (!b->metrics_client) {
-			fail(b, "client for the daemon's /metrics: %s", err.msg);
-			return -1;
-		}
-	}
+	if (daemon_http_client(b) < 0)
+		return -1;
 	reply r;
 	char what[96];
 	snprintf(what, sizeof(what), "kube-batchd's http://127.0.0.1:%d/metrics", b->port);
@@ -1031,17 +1041,8 @@ static int daemon_stop_between(bench *b)
  * Returns 0 or -1 with the run failed. */
 static int daemon_wait_ready(bench *b)
 {
-	char server[64];
-	snprintf(server, sizeof(server), "http://127.0.0.1:%d", b->port);
-	if (!b->metrics_client) {
-		kb_kube_config cfg = {.server = server};
-		kb_err err = {0};
-		b->metrics_client = kb_kube_client_new(b->loop, &cfg, NULL, &err);
-		if (!b->metrics_client) {
-			fail(b, "client for the daemon's /healthz: %s", err.msg);
-			return -1;
-		}
-	}
+	if (daemon_http_client(b) < 0)
+		return -1;
 	double t0 = now_s();
 	while (!b->failed && now_s() - t0 < b->o->timeout_s) {
 		reply r = {0};
@@ -1055,8 +1056,8 @@ static int daemon_wait_ready(bench *b)
 		pause_s(b, 0.05);
 	}
 	if (!b->failed)
-		fail(b, "kube-batchd's %s/healthz did not answer 200 within %.0f s; its log: %s",
-		     server, b->o->timeout_s, b->daemon_log);
+		fail(b, "kube-batchd's http://127.0.0.1:%d/healthz did not answer 200 within %.0f s; "
+		     "its log: %s", b->port, b->o->timeout_s, b->daemon_log);
 	return -1;
 }
 

@@ -418,6 +418,22 @@ static void updates_that_build_the_same_are_refreshed_in_place(void **state)
 	kb_cluster_release(&c);
 }
 
+/* s equals a full build of CLUSTER with UPDATES applied. */
+static void assert_equals_updated_build(const kb_snapshot *s)
+{
+	kb_cluster ref;
+	kb_err err;
+	kb_cluster_init(&ref, "kube-batchd", "default");
+	load_cluster(&ref, CLUSTER);
+	load_cluster(&ref, UPDATES);
+	kb_snapshot full;
+	kb_snapshot_init(&full);
+	assert_int_equal(kb_cluster_snapshot(&ref, &full, &err), 0);
+	assert_same_values(s, &full);
+	kb_snapshot_release(&full);
+	kb_cluster_release(&ref);
+}
+
 /* Replaced objects are kept for the snapshots that point into them, but
  * not without bound: past the limit the shape changes and frees them. */
 static void retired_objects_are_bounded(void **state)
@@ -437,16 +453,7 @@ static void retired_objects_are_bounded(void **state)
 	assert_int_equal(most, c.pods.slots.n / 16 + 64); /* reached, never passed */
 	assert_true(c.shape != shape);
 	assert_int_equal(kb_cluster_session_snapshot(&c, &s, &err), 0);
-	kb_cluster ref;
-	kb_cluster_init(&ref, "kube-batchd", "default");
-	load_cluster(&ref, CLUSTER);
-	load_cluster(&ref, UPDATES);
-	kb_snapshot full;
-	kb_snapshot_init(&full);
-	assert_int_equal(kb_cluster_snapshot(&ref, &full, &err), 0);
-	assert_same_values(s, &full);
-	kb_snapshot_release(&full);
-	kb_cluster_release(&ref);
+	assert_equals_updated_build(s);
 	kb_cluster_release(&c);
 }
 
@@ -479,16 +486,7 @@ static void echoes_past_the_retired_limit_make_no_work(void **state)
 	assert_true(c.shape != shape); /* the limit was reached: a build */
 	assert_true(c.work_generation == work);
 	assert_int_equal(kb_cluster_session_snapshot(&c, &s, &err), 0);
-	kb_cluster ref;
-	kb_cluster_init(&ref, "kube-batchd", "default");
-	load_cluster(&ref, CLUSTER);
-	load_cluster(&ref, UPDATES);
-	kb_snapshot full;
-	kb_snapshot_init(&full);
-	assert_int_equal(kb_cluster_snapshot(&ref, &full, &err), 0);
-	assert_same_values(s, &full);
-	kb_snapshot_release(&full);
-	kb_cluster_release(&ref);
+	assert_equals_updated_build(s);
 
 	while (c.retired.n < limit)
 		load_cluster(&c, c.retired.n % 2 ? UPDATES : ECHOES);
