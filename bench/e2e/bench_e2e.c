@@ -54,9 +54,9 @@
  * = bound - the time the pod's create was sent; gang_complete = last member
  * bound - the time the PodGroup's create was sent.
  *
- * --phases runs a subset, always in the order above (for experiments; phase
- * 3 without phase 2 starts the daemon itself); bench/run's first repetition
- * runs all four, the others raw,sched,raw2.
+ * --phases runs a subset, always in the order above (phase 3 without phase
+ * 2 starts the daemon itself); bench/run runs "lat" alone once, then
+ * "raw,sched,raw2" three times (bench/README.md says why).
  *
  * At the end of phases 2 and 3 (two schedule periods after the last bind,
  * then once kube_batchd_api_requests_pending is 0, so that the status
@@ -180,9 +180,9 @@ typedef struct bench {
 	struct ev_loop *loop;
 	kb_kube_client *admin;   /* the admin's client: creates, deletes */
 	kb_kube_client *watcher; /* the admin's too, on its own connection: the watch */
-	/* The raw phases' observer, on a connection of its own too: cancelling
-	 * it with thousands of events in flight stalled the main watch on a
-	 * shared connection for ~1 s (the first gangs of phase 3 after raw2). */
+	/* The raw phases' observer, on a connection of its own too, so that
+	 * cancelling it with thousands of events maybe in flight never
+	 * touches the main watch's stream. */
 	kb_kube_client *raw_watcher;
 	kb_kube_client *binder;  /* the raw binder's client (admin or scheduler user) */
 	kb_kube_client *metrics_client;
