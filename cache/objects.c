@@ -1269,6 +1269,36 @@ static kb_pg_flavor flavor_of(const char *api_version)
 	return KB_PG_NONE;
 }
 
+/* What a scheduler last wrote into a PodGroup's status besides the phase
+ * (kb_podgroup_obj): the counts and the Unschedulable condition's message.
+ * Lenient: a malformed field is unknown, never an error. */
+static int dec_podgroup_written(dec *d, const kb_yaml_node *status, kb_podgroup_obj *pg)
+{
+	static const char *const names[] = {"running", "succeeded", "failed"};
+	int32_t *counts[] = {&pg->running, &pg->succeeded, &pg->failed};
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		const kb_yaml_node *n = kb_yaml_get(status, names[i]);
+		int64_t v;
+		*counts[i] = kb_yaml_is_null(n)				       ? 0
+			     : kb_yaml_int(n, &v) == 0 && v >= 0 && v <= INT32_MAX ? (int32_t)v
+										    : -1;
+	}
+	const kb_yaml_node *conds = kb_yaml_get(status, "conditions");
+	if (!conds || conds->kind != KB_YAML_SEQ)
+		return 0;
+	for (size_t i = 0; i < conds->n; i++) {
+		const kb_yaml_node *c = conds->items[i];
+		const kb_yaml_node *msg = kb_yaml_get(c, "message");
+		if (!str_eq(kb_yaml_get(c, "type"), "Unschedulable") ||
+		    !str_eq(kb_yaml_get(c, "status"), "True") || !is_scalar(msg))
+			continue;
+		if (!(pg->unschedulable = kb_arena_strndup(d->a, msg->str, msg->len)))
+			return fail_nomem(d);
+		break;
+	}
+	return 0;
+}
+
 static int dec_podgroup(dec *d)
 {
 	kb_podgroup_obj *pg = &d->o->u.podgroup;
@@ -1314,6 +1344,9 @@ static int dec_podgroup(dec *d)
 	if (ph && !is_scalar(ph))
 		return fail(d, -EINVAL, ph, "status.phase", "expected a string, got %s",
 			    kb_yaml_kind_name(ph));
+	if ((r = get_str_nonempty(d, ph, "status.phase", &pg->status_phase)) < 0 ||
+	    (r = dec_podgroup_written(d, status, pg)) < 0)
+		return r;
 	if (str_eq(ph, "Inqueue") || str_eq(ph, "Scheduling"))
 		pg->phase = KB_PG_INQUEUE;
 	else if (str_eq(ph, "Running"))
@@ -1556,6 +1589,8 @@ static void reloc_object(const packer *pk, kb_object *o)
 	case KB_KIND_PODGROUP:
 		RELOC(pk, o->u.podgroup.queue);
 		RELOC(pk, o->u.podgroup.priority_class_name);
+		RELOC(pk, o->u.podgroup.status_phase);
+		RELOC(pk, o->u.podgroup.unschedulable);
 		break;
 	case KB_KIND_QUEUE:
 		RELOC(pk, o->u.queue.parent);

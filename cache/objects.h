@@ -116,6 +116,12 @@ typedef struct kb_podgroup_obj {
 	bool has_min_resources;
 	kb_res min_resources;
 	kb_pg_phase phase; /* status.phase */
+	/* The status as written, read leniently (a malformed field is only
+	 * unknown): a restarted daemon compares its first report with it and
+	 * writes nothing that is already there. */
+	const char *status_phase; /* status.phase as written, or NULL */
+	int32_t running, succeeded, failed; /* status counts; 0 absent, -1 malformed */
+	const char *unschedulable; /* message of condition Unschedulable=True, or NULL */
 } kb_podgroup_obj;
 
 typedef struct kb_queue_obj {

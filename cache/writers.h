@@ -22,7 +22,8 @@
  *               shows it go; a Normal event Preempted names the preemptor.
  *  job_status:  the PodGroup status (phase, running/succeeded/failed,
  *               Unschedulable condition) is written only when it differs
- *               from the last one written for that group (merge-patch of
+ *               from the last one written for that group, or for a group
+ *               first seen (a restart) from the status it shows (merge-patch of
  *               .../status; the whole object for volcano, whose published
  *               CRD has no status subresource). Events: Normal Scheduled when
  *               the group turns Running, Warning Unschedulable when its

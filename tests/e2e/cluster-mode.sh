@@ -201,6 +201,15 @@ case_mnist() {
 	check "mnist: Binding accepted 6 times, no failure" test "$(metric kube_batchd_binds_total)/$(metric kube_batchd_bind_failures_total)" = 6/0
 	check "mnist: nothing left to send (api_requests_pending 0)" test "$(metric kube_batchd_api_requests_pending)" = 0
 	check "mnist: SIGTERM stops the daemon with status 0" stop_sched
+	# A restarted daemon finds the status it wrote and writes it not again.
+	start_sched || { fail "mnist: scheduler restarts"; return; }
+	for _ in $(seq 50); do
+		(($(metric kube_batchd_sessions_total) >= 3)) && break
+		sleep 0.1
+	done
+	check "mnist: after a restart, no status write for the Running gang (got $(metric kube_batchd_status_writes_total))" \
+		test "$(metric kube_batchd_status_writes_total)" = 0
+	check "mnist: the restarted daemon stops with status 0" stop_sched
 	reset_case "$ns"
 }
 

@@ -1028,6 +1028,36 @@ static void podgroup_coscheduling_both_groups(void **state)
 	kb_object_free(o);
 }
 
+/* The status a scheduler wrote, kept for a restarted daemon to compare
+ * with; a malformed count is unknown (-1), never an error. */
+static void podgroup_written_status(void **state)
+{
+	kb_object *o = decode_ok("apiVersion: scheduling.incubator.k8s.io/v1alpha1\nkind: PodGroup\n"
+				 "metadata: {name: pg}\nspec: {minMember: 3}\n"
+				 "status: {phase: Inqueue, running: 1, succeeded: 2, failed: many,"
+				 " conditions: [{type: Scheduled, status: 'True', message: no},"
+				 " {type: Unschedulable, status: 'False', message: old},"
+				 " {type: Unschedulable, status: 'True', message: '3/3 tasks in gang unschedulable'}]}\n");
+	const kb_podgroup_obj *pg = &o->u.podgroup;
+	assert_int_equal(pg->phase, KB_PG_INQUEUE);
+	assert_string_equal(pg->status_phase, "Inqueue");
+	assert_int_equal(pg->running, 1);
+	assert_int_equal(pg->succeeded, 2);
+	assert_int_equal(pg->failed, -1);
+	assert_string_equal(pg->unschedulable, "3/3 tasks in gang unschedulable");
+	kb_object_free(o);
+
+	o = decode_ok("apiVersion: scheduling.incubator.k8s.io/v1alpha1\nkind: PodGroup\n"
+		      "metadata: {name: pg}\nspec: {minMember: 3}\n"
+		      "status: {running: -4, conditions: notalist}\n");
+	pg = &o->u.podgroup;
+	assert_null(pg->status_phase);
+	assert_int_equal(pg->running, -1);
+	assert_int_equal(pg->succeeded, 0);
+	assert_null(pg->unschedulable);
+	kb_object_free(o);
+}
+
 static void podgroup_errors(void **state)
 {
 	expect_error("apiVersion: scheduling.volcano.sh/v1beta1\n"
@@ -1268,6 +1298,8 @@ static void assert_one_block(const kb_object *o)
 	} else if (o->kind == KB_KIND_PODGROUP) {
 		assert_owned(o, o->u.podgroup.queue);
 		assert_owned(o, o->u.podgroup.priority_class_name);
+		assert_owned(o, o->u.podgroup.status_phase);
+		assert_owned(o, o->u.podgroup.unschedulable);
 	} else if (o->kind == KB_KIND_QUEUE) {
 		assert_owned(o, o->u.queue.parent);
 	}
@@ -1331,7 +1363,8 @@ static void objects_are_one_block_with_every_field_inside(void **state)
 		"metadata: {name: train, namespace: ml, labels: {team: a}}\n"
 		"spec: {minMember: 2, queue: research, priorityClassName: high,"
 		" minResources: {cpu: '8'}}\n"
-		"status: {phase: Running}\n",
+		"status: {phase: Running, running: 2, conditions: [{type: Unschedulable,"
+		" status: 'True', message: 'a message the object must own'}]}\n",
 
 		"apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\n"
 		"metadata: {name: research}\n"
@@ -1529,6 +1562,7 @@ int main(void)
 		cmocka_unit_test_setup(size_limits_are_enforced, setup),
 		cmocka_unit_test_setup(resource_names_run_out_with_enospc, setup),
 		cmocka_unit_test_setup(podgroup_kube_batch, setup),
+		cmocka_unit_test_setup(podgroup_written_status, setup),
 		cmocka_unit_test_setup(podgroup_volcano, setup),
 		cmocka_unit_test_setup(podgroup_coscheduling_both_groups, setup),
 		cmocka_unit_test_setup(podgroup_errors, setup),
