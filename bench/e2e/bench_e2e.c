@@ -709,11 +709,12 @@ static void watch_pod(bench *b, int k, const char *type, const char *name, const
 }
 
 /* One watch event of the scheduler's pods, parsed with the project's JSON
- * loader (as the daemon reads its own watch): jansson cost the driver
- * 70-98 us of CPU per binding in the burst, on 2 cores shared with the API
- * server. The raw phases' observer only counts lines (raw_watch_line): a
- * parse there made the driver read so slowly that the API server closed
- * that watch "due to unresponsiveness" (five times in one run). */
+ * loader (as the daemon reads its own watch) rather than jansson, which
+ * cost the driver 70-98 us of CPU per binding in the burst on 2 cores
+ * shared with the API server. The raw phases' observer only counts lines
+ * (raw_watch_line), as it always has. (kube-apiserver logs closing that
+ * observer "due to unresponsiveness" after it is cancelled, when the raw
+ * pods' deletions fill its buffer: with or without a parse.) */
 typedef struct watch_event {
 	kb_yaml_file f;
 	const char *type, *rv, *ns, *name, *node, *message;
