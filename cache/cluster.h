@@ -137,7 +137,7 @@ typedef struct kb_cluster {
 	kb_snapshot live;
 	bool live_valid, live_pg_dirty;
 	uint64_t live_shape;
-	uint64_t live_builds; /* times it was built again, for tests and metrics */
+	uint64_t live_builds; /* times it was built again (read by the tests) */
 	uint32_t *live_task_of_slot; /* pod slot -> task index, UINT32_MAX for none */
 	uint32_t live_nslots;
 	KB_VEC(uint32_t) live_dirty;

@@ -573,7 +573,6 @@ static void deliver_lines(kb_kube_client *c)
 	}
 }
 
-
 /* Seconds the server asks us to wait (Retry-After: delta-seconds), or -1
  * when it does not say. */
 static long retry_after(CURL *e)

@@ -674,7 +674,7 @@ static char *metrics_text(daemon_state *d)
 		"# HELP kube_batchd_api_retries_total Requests the API server turned away (429) and that were sent again.\n"
 		"# TYPE kube_batchd_api_retries_total counter\n"
 		"kube_batchd_api_retries_total %" PRIu64 "\n"
-		"# HELP kube_batchd_api_requests_pending Requests queued or in flight (watches aside): the writers' backlog.\n"
+		"# HELP kube_batchd_api_requests_pending Requests to the API server queued or in flight, watches aside.\n"
 		"# TYPE kube_batchd_api_requests_pending gauge\n"
 		"kube_batchd_api_requests_pending %" PRIu64 "\n"
 		"# HELP kube_batchd_cache_synced 1 once every watch has listed.\n"

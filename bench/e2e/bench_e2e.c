@@ -181,10 +181,6 @@ typedef struct bench {
 	struct ev_loop *loop;
 	kb_kube_client *admin;   /* the admin's client: creates, deletes */
 	kb_kube_client *watcher; /* the admin's too, on its own connection: the watch */
-	/* The raw phases' observer, on a connection of its own too, so that
-	 * cancelling it with thousands of events maybe in flight never
-	 * touches the main watch's stream. */
-	kb_kube_client *raw_watcher;
 	kb_kube_client *binder;  /* the raw binder's client (admin or scheduler user) */
 	kb_kube_client *metrics_client;
 	char run[16];
@@ -1294,7 +1290,7 @@ static int raw_watch_open(bench *b)
 	json_decref(j);
 	free(r.body);
 	if (n < 0 || (size_t)n >= sizeof(path) ||
-	    kb_kube_stream_start(b->raw_watcher, path, raw_watch_line, raw_watch_done, b, &b->raw_watch) < 0) {
+	    kb_kube_stream_start(b->watcher, path, raw_watch_line, raw_watch_done, b, &b->raw_watch) < 0) {
 		fail(b, "raw: cannot watch the raw pods");
 		return -1;
 	}
@@ -1359,7 +1355,7 @@ static int phase_raw(bench *b, int k)
 	json_object_set_new(b->res, pkey(key, sizeof(key), prefix, "binds_per_sec_by_inflight"),
 			    levels);
 	if (b->raw_watch)
-		kb_kube_stream_cancel(b->raw_watcher, b->raw_watch);
+		kb_kube_stream_cancel(b->watcher, b->raw_watch);
 	b->raw_watch = NULL;
 	res_int(b, pkey(key, sizeof(key), prefix, "watch_events"), (long long)b->raw_watch_events);
 	res_num(b, pkey(key, sizeof(key), prefix, "binds_per_sec"), best);
@@ -2026,7 +2022,7 @@ int main(int argc, char **argv)
 	}
 
 	bench b = {.o = &o, .loop = ev_default_loop(EVFLAG_AUTO), .res = json_object()};
-	kb_kube_config acfg = {0}, wcfg = {0}, rcfg = {0}, scfg = {0};
+	kb_kube_config acfg = {0}, wcfg = {0}, scfg = {0};
 	snprintf(b.run, sizeof(b.run), "%04x%02x", (unsigned)(getpid() & 0xffff),
 		 (unsigned)(time(NULL) & 0xff));
 	snprintf(b.daemon_log, sizeof(b.daemon_log), "%s/daemon.log", o.out);
@@ -2043,8 +2039,7 @@ int main(int argc, char **argv)
 	    phase_init(&b, PH_LAT, (size_t)o.latency_pods, &rng) < 0) {
 		fail(&b, "out of memory sizing the phases");
 	} else if ((b.admin = client_for(&b, o.admin_kubeconfig, &acfg)) != NULL &&
-		   (b.watcher = client_for(&b, o.admin_kubeconfig, &wcfg)) != NULL &&
-		   (b.raw_watcher = client_for(&b, o.admin_kubeconfig, &rcfg)) != NULL) {
+		   (b.watcher = client_for(&b, o.admin_kubeconfig, &wcfg)) != NULL) {
 		if (o.raw_as_admin)
 			b.binder = b.admin;
 		else
@@ -2064,11 +2059,9 @@ int main(int argc, char **argv)
 		kb_kube_client_free(b.binder);
 	kb_kube_client_free(b.admin);
 	kb_kube_client_free(b.watcher);
-	kb_kube_client_free(b.raw_watcher);
 	kb_kube_client_free(b.metrics_client);
 	kb_kube_config_release(&acfg);
 	kb_kube_config_release(&wcfg);
-	kb_kube_config_release(&rcfg);
 	kb_kube_config_release(&scfg);
 	for (int k = 0; k < NPHASES; k++)
 		phase_release(&b.ph[k]);
