@@ -26,6 +26,7 @@
 #include "scheduler/framework.h"
 
 #define MAX_REFLECTORS 12
+#define WRITE_INFLIGHT 128    /* the writers' client's requests in flight */
 #define RESYNC_MS 10000       /* a session at least this often, for retries */
 #define DISCOVERY_RETRY_S 2.0
 #define HTTP_REQ_MAX 8192
@@ -927,7 +928,14 @@ int kb_daemon_run(const kb_daemon_options *opt, kb_err *err)
 		.burst = opt->burst > 0 ? opt->burst : 400,
 		.timeout_ms = 30000,
 	};
-	d->write_client = kb_kube_client_new(d->loop, &d->kcfg, &copt, err);
+	/* The writers keep as many requests in flight as bench-e2e's raw client
+	 * (--raw-inflight 128) does when it measures the API server's binding
+	 * capacity: etcd commits the writes that arrive together in one batch,
+	 * and with 64 in flight it spent more CPU per binding in a burst than
+	 * in the raw phases around it (bench/README.md §2). */
+	kb_kube_client_options wopt = copt;
+	wopt.max_inflight = WRITE_INFLIGHT;
+	d->write_client = kb_kube_client_new(d->loop, &d->kcfg, &wopt, err);
 	d->control_client = d->write_client ? kb_kube_client_new(d->loop, &d->kcfg, &copt, err) : NULL;
 	if (!d->control_client) {
 		r = err && err->code ? err->code : -EINVAL;
