@@ -27,6 +27,7 @@
 
 #define MAX_REFLECTORS 12
 #define WRITE_INFLIGHT 128    /* the writers' client's requests in flight */
+#define IO_COLLECT_S 0.002    /* ev_set_io_collect_interval: at most 2 ms added to an answer */
 #define RESYNC_MS 10000       /* a session at least this often, for retries */
 #define DISCOVERY_RETRY_S 2.0
 #define HTTP_REQ_MAX 8192
@@ -923,6 +924,12 @@ int kb_daemon_run(const kb_daemon_options *opt, kb_err *err)
 		goto out_kcfg;
 	}
 	signal(SIGPIPE, SIG_IGN);
+	/* Gather the sockets that became ready for up to IO_COLLECT_S before
+	 * handling them: in a burst of bindings the daemon then wakes for many
+	 * answers and watch events at once instead of for each. Two bursts each
+	 * way: 4,216-5,091 context switches instead of 6,921-7,538, and 170-190
+	 * instead of 199-221 us of CPU per binding (bench/README.md §2). */
+	ev_set_io_collect_interval(d->loop, IO_COLLECT_S);
 	kb_kube_client_options copt = {
 		.qps = opt->qps > 0 ? opt->qps : 200,
 		.burst = opt->burst > 0 ? opt->burst : 400,
