@@ -18,7 +18,7 @@
 
 /* What was last written for a PodGroup. */
 typedef struct pg_status {
-	const char *phase; /* static: the phase word written */
+	char phase[16]; /* the phase word written; "" unknown */
 	kb_pg_phase kb_phase;
 	int32_t running, succeeded, failed;
 	char *cond; /* Unschedulable message, or NULL */
@@ -431,16 +431,13 @@ static void pg_rec_free(pg_rec *p)
 	free(p);
 }
 
-/* The phase word the API shows, as one of the static words phase_word
- * writes (pg_status keeps them by pointer); NULL for any other. */
-static const char *written_word(const char *w)
+/* Keeps phase word w in s; a missing or longer word is kept as unknown
+ * (""), which differs from every word phase_word gives. */
+static void pg_status_set_phase(pg_status *s, const char *w)
 {
-	static const char *const words[] = {"Pending",  "Inqueue", "Running", "Scheduled",
-					    "Finished", "Failed",  "Unknown", "Completed"};
-	for (size_t i = 0; w && i < sizeof(words) / sizeof(words[0]); i++)
-		if (strcmp(w, words[i]) == 0)
-			return words[i];
-	return NULL;
+	s->phase[0] = '\0';
+	if (w && strlen(w) < sizeof(s->phase))
+		strcpy(s->phase, w);
 }
 
 /* The phase word each API accepts. */
@@ -619,7 +616,7 @@ static int fx_job_status(void *ctx, const kb_session *ssn, const kb_job *j)
 		 * without one, the extra ones queued ahead of the bindings.) */
 		const kb_podgroup_obj *pg = &o->u.podgroup;
 		p->sent.kb_phase = pg->phase;
-		p->sent.phase = written_word(pg->status_phase);
+		pg_status_set_phase(&p->sent, pg->status_phase);
 		p->sent.running = pg->running;
 		p->sent.succeeded = pg->succeeded;
 		p->sent.failed = pg->failed;
@@ -629,13 +626,13 @@ static int fx_job_status(void *ctx, const kb_session *ssn, const kb_job *j)
 	p->flavor = j->flavor;
 	p->min_member = j->min_member;
 	pg_status now = {
-		.phase = phase_word(j->flavor, j, &st),
 		.kb_phase = st.phase,
 		.running = st.running,
 		.succeeded = st.succeeded,
 		.failed = st.failed,
 		.cond = (char *)st.unschedulable, /* copied by pg_write */
 	};
+	pg_status_set_phase(&now, phase_word(j->flavor, j, &st));
 	return pg_write(w, p, &now);
 }
 

@@ -13,7 +13,7 @@
  * One process, one run, four phases, all against the same cluster:
  *
  * Setup: --nodes plain Node objects (64 cpu, 256Gi, 110 pods, Ready; no
- * kubelet: status is kept on create), three namespaces e2e-{raw,sched,lat}-RUN
+ * kubelet: status is kept on create), namespaces e2e-{raw,sched,raw2,lat}-RUN
  * and one watch on the pods of phases 2 and 3 (label kb-bench-e2e=RUN) from
  * the resourceVersion of a LIST made before any of them exists, so no event
  * is missed. A pod is bound when an event first carries spec.nodeName; the
@@ -56,7 +56,7 @@
  *
  * --phases runs a subset, always in the order above (phase 3 without phase
  * 2 starts the daemon itself); bench/run runs "lat" alone once, then
- * "raw,sched,raw2" three times (bench/README.md says why).
+ * "raw,sched,raw2" five times (E2E_REPEAT; bench/README.md says why).
  *
  * At the end of phases 2 and 3 (two schedule periods after the last bind,
  * then once kube_batchd_api_requests_pending is 0, so that the status
