@@ -322,12 +322,28 @@ static const char UPDATES2[] =
 	"---\napiVersion: scheduling.incubator.k8s.io/v1alpha1\nkind: PodGroup\n"
 	"metadata: {name: g}\nspec: {minMember: 2, minResources: {cpu: '2'}}\nstatus: {phase: Inqueue}\n";
 
+/* s equals a full build of CLUSTER with UPDATES applied. */
+static void assert_equals_updated_build(const kb_snapshot *s)
+{
+	kb_cluster ref;
+	kb_err err;
+	kb_cluster_init(&ref, "kube-batchd", "default");
+	load_cluster(&ref, CLUSTER);
+	load_cluster(&ref, UPDATES);
+	kb_snapshot full;
+	kb_snapshot_init(&full);
+	assert_int_equal(kb_cluster_snapshot(&ref, &full, &err), 0);
+	assert_same_values(s, &full);
+	kb_snapshot_release(&full);
+	kb_cluster_release(&ref);
+}
+
 /* Updates that change only what a snapshot refreshes keep the shape: the
  * session snapshot is refreshed, and equals a full build of the same
  * objects. Others change it. */
 static void updates_that_build_the_same_are_refreshed_in_place(void **state)
 {
-	kb_cluster c, ref;
+	kb_cluster c;
 	kb_err err;
 	kb_cluster_init(&c, "kube-batchd", "default");
 	load_cluster(&c, CLUSTER);
@@ -342,13 +358,7 @@ static void updates_that_build_the_same_are_refreshed_in_place(void **state)
 	assert_true(c.live_valid && c.live_shape == shape); /* refreshed, not built */
 	assert_true(c.live_builds == builds);
 
-	kb_cluster_init(&ref, "kube-batchd", "default");
-	load_cluster(&ref, CLUSTER);
-	load_cluster(&ref, UPDATES);
-	kb_snapshot full;
-	kb_snapshot_init(&full);
-	assert_int_equal(kb_cluster_snapshot(&ref, &full, &err), 0);
-	assert_same_values(s, &full);
+	assert_equals_updated_build(s);
 	int32_t g = kb_snapshot_find_job(s, "default/g");
 	assert_int_equal(s->jobs[g].phase, KB_PG_RUNNING);
 	int32_t n2 = kb_snapshot_find_node(s, "n2");
@@ -358,10 +368,8 @@ static void updates_that_build_the_same_are_refreshed_in_place(void **state)
 	kb_snapshot_init(&cached);
 	assert_int_equal(kb_cluster_snapshot(&c, &cached, &err), 0);
 	assert_true(c.cache_shape == shape);
-	assert_same_values(&cached, &full);
+	assert_equals_updated_build(&cached);
 	kb_snapshot_release(&cached);
-	kb_snapshot_release(&full);
-	kb_cluster_release(&ref);
 
 	/* New labels: a different build. The retired objects go with it. */
 	load_cluster(&c, "apiVersion: v1\nkind: Pod\nmetadata: {name: b, labels: {k: v}, "
@@ -416,22 +424,6 @@ static void updates_that_build_the_same_are_refreshed_in_place(void **state)
 		 "metadata: {name: g}\nspec: {minMember: 3, minResources: {cpu: '2'}}\n");
 	assert_true(c.shape != shape);
 	kb_cluster_release(&c);
-}
-
-/* s equals a full build of CLUSTER with UPDATES applied. */
-static void assert_equals_updated_build(const kb_snapshot *s)
-{
-	kb_cluster ref;
-	kb_err err;
-	kb_cluster_init(&ref, "kube-batchd", "default");
-	load_cluster(&ref, CLUSTER);
-	load_cluster(&ref, UPDATES);
-	kb_snapshot full;
-	kb_snapshot_init(&full);
-	assert_int_equal(kb_cluster_snapshot(&ref, &full, &err), 0);
-	assert_same_values(s, &full);
-	kb_snapshot_release(&full);
-	kb_cluster_release(&ref);
 }
 
 /* Replaced objects are kept for the snapshots that point into them, but
