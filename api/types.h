@@ -202,13 +202,10 @@ typedef struct kb_job {
 	kb_res allocated; /* requests of tasks in allocated statuses */
 	kb_res request;   /* requests of every task that is not finished */
 	/* Set by the cache when the job cannot be scheduled at all, e.g.
-	 * "PodGroup \"ns/pg\" not found"; NULL otherwise. */
+	 * "PodGroup \"ns/pg\" not found"; NULL otherwise. What a session
+	 * concludes about a job is session output (scheduler/framework.h:
+	 * kb_job_outcome), not part of the model. */
 	const char *invalid;
-	/* Tasks that were placed when the job's last placement attempt failed
-	 * (for the gang's pending reason); 0 until allocate tries. */
-	int32_t fit_tasks;
-	/* Why the job is not running, written by actions/plugins; NULL if none. */
-	const char *pending_reason;
 } kb_job;
 
 /* ---- node ------------------------------------------------------------------------ */
@@ -255,8 +252,8 @@ typedef struct kb_queue {
 	kb_res capability;        /* ceiling; only the resources in capability_mask */
 	kb_res guarantee;  /* floor */
 	int64_t creation_ms;
-	/* Derived per session by the proportion plugin / queue accounting. */
-	kb_res deserved;
+	/* Derived from the tasks (api/snapshot.h); a queue's deserved share is
+	 * session output (scheduler/framework.h: kb_session.deserved). */
 	kb_res allocated;
 	kb_res request;
 } kb_queue;

@@ -243,20 +243,24 @@ char *kb_arena_strdup(kb_arena *a, const char *s)
 	return s ? kb_arena_strndup(a, s, strlen(s)) : NULL;
 }
 
+char *kb_arena_vprintf(kb_arena *a, const char *fmt, va_list ap)
+{
+	va_list again;
+	va_copy(again, ap);
+	int n = vsnprintf(NULL, 0, fmt, ap);
+	char *d = NULL;
+	bool zeroed;
+	if (n >= 0 && (d = take(a, (size_t)n + 1, 1, &zeroed)))
+		vsnprintf(d, (size_t)n + 1, fmt, again);
+	va_end(again);
+	return d;
+}
+
 char *kb_arena_printf(kb_arena *a, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	int n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return NULL;
-	bool zeroed;
-	char *d = take(a, (size_t)n + 1, 1, &zeroed);
-	if (!d)
-		return NULL;
-	va_start(ap, fmt);
-	vsnprintf(d, (size_t)n + 1, fmt, ap);
+	char *d = kb_arena_vprintf(a, fmt, ap);
 	va_end(ap);
 	return d;
 }

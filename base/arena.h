@@ -28,6 +28,7 @@
 #ifndef KB_BASE_ARENA_H
 #define KB_BASE_ARENA_H
 
+#include <stdarg.h>
 #include <stddef.h>
 
 typedef struct kb_arena_chunk kb_arena_chunk;
@@ -63,8 +64,9 @@ char *kb_arena_strdup(kb_arena *a, const char *s);
 /* Copies n bytes of s and terminates them. Not aligned. */
 char *kb_arena_strndup(kb_arena *a, const char *s, size_t n);
 
-/* printf into the arena. Not aligned. */
+/* printf into the arena. Not aligned. NULL on -ENOMEM. */
 char *kb_arena_printf(kb_arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+char *kb_arena_vprintf(kb_arena *a, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 
 /* The size of the block kb_arena_copy_out() fills: every chunk's used
  * bytes, each rounded up to 16. O(chunks). */

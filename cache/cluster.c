@@ -881,6 +881,16 @@ static int jobs_reserve(kb_snapshot *s, size_t *cap)
  * failure) gets the node store slot of each snapshot node, for the cache.
  * Scratch arrays are freed before returning, so the snapshot holds only
  * what a session uses. */
+/* Gives job j the queue named qname (the queues are built and sorted
+ * already), or marks it invalid when there is no such queue. A reason set
+ * later (a PodGroup not found) replaces this one. O(log queues). */
+static void job_set_queue(kb_snapshot *s, kb_job *j, const char *qname)
+{
+	j->queue = kb_snapshot_find_queue(s, qname);
+	if (j->queue < 0)
+		j->invalid = kb_arena_printf(&s->arena, "queue \"%s\" not found", qname);
+}
+
 static int snapshot_build(kb_cluster *c, kb_snapshot *s, uint32_t **ret_node_slots, kb_err *err)
 {
 	int r = -ENOMEM;
@@ -997,8 +1007,7 @@ static int snapshot_build(kb_cluster *c, kb_snapshot *s, uint32_t **ret_node_slo
 			qname = kb_queue_conf_ns_queue(c->queue_conf, o->meta.ns);
 		if (!qname)
 			qname = c->default_queue;
-		j->queue = -2; /* resolved after sorting */
-		j->pending_reason = qname; /* borrowed slot: the queue name until resolved */
+		job_set_queue(s, j, qname);
 	}
 	/* Lone pods become jobs of one; grouped pods find their job below. */
 	for (uint32_t i = 0; i < s->ntasks; i++) {
@@ -1019,8 +1028,7 @@ static int snapshot_build(kb_cluster *c, kb_snapshot *s, uint32_t **ret_node_slo
 		j->priority = t->priority;
 		const char *qname =
 			c->queue_conf ? kb_queue_conf_ns_queue(c->queue_conf, o->meta.ns) : NULL;
-		j->queue = -2;
-		j->pending_reason = qname ? qname : c->default_queue;
+		job_set_queue(s, j, qname ? qname : c->default_queue);
 	}
 	qsort(s->tasks, s->ntasks, sizeof(kb_task), cmp_task_key);
 
@@ -1054,8 +1062,7 @@ static int snapshot_build(kb_cluster *c, kb_snapshot *s, uint32_t **ret_node_slo
 		j->min_member = 1;
 		j->creation_ms = t->creation_ms;
 		j->priority = t->priority;
-		j->queue = -2;
-		j->pending_reason = c->default_queue;
+		job_set_queue(s, j, c->default_queue);
 		j->invalid = kb_arena_printf(&s->arena, "PodGroup \"%s\" not found", gkeys[i]);
 		if (kb_strmap_put(&jobkeys, gkeys[i], s->njobs) < 0)
 			goto fail;
@@ -1063,14 +1070,6 @@ static int snapshot_build(kb_cluster *c, kb_snapshot *s, uint32_t **ret_node_slo
 	}
 	kb_strmap_release(&jobkeys);
 	qsort(s->jobs, s->njobs, sizeof(kb_job), cmp_job_key);
-	for (uint32_t i = 0; i < s->njobs; i++) {
-		kb_job *j = &s->jobs[i];
-		const char *qname = j->pending_reason;
-		j->pending_reason = NULL;
-		j->queue = kb_snapshot_find_queue(s, qname);
-		if (j->queue < 0 && !j->invalid)
-			j->invalid = kb_arena_printf(&s->arena, "queue \"%s\" not found", qname);
-	}
 
 	/* Link tasks to jobs, and list each job's tasks by creation, then name. */
 	refs = kb_arena_calloc(&scratch, s->ntasks ? s->ntasks : 1, sizeof(*refs));

@@ -25,7 +25,7 @@ static kb_vote gang_job_valid(void *st, const kb_session *ssn, const kb_job *j, 
 {
 	if (valid_count(j) >= j->min_member)
 		return KB_PERMIT;
-	*ret = kb_arena_printf(&((kb_session *)ssn)->arena,
+	*ret = kb_session_printf(ssn,
 			       "gang \"%s\": %d pods exist, fewer than minMember %d", j->key,
 			       valid_count(j), j->min_member);
 	return KB_REJECT;
@@ -93,18 +93,18 @@ static kb_vote gang_victims(void *st, const kb_session *ssn, const kb_task *pree
 
 static void gang_close(kb_session *ssn, void *st)
 {
-	kb_snapshot *s = ssn->snap;
+	const kb_snapshot *s = ssn->snap;
 	for (uint32_t i = 0; i < s->njobs; i++) {
 		kb_job *j = &s->jobs[i];
 		if (j->min_member <= 1 || j->invalid || kb_job_ready_count(j) >= j->min_member)
 			continue;
 		if (j->nstatus[KB_TASK_PENDING] == 0)
 			continue;
-		if (j->pending_reason && strncmp(j->pending_reason, "gang ", 5) == 0)
+		if (kb_job_out(ssn, j)->pending_reason && strncmp(kb_job_out(ssn, j)->pending_reason, "gang ", 5) == 0)
 			continue;
-		const char *detail = j->pending_reason ? j->pending_reason : "not scheduled yet";
-		j->pending_reason = kb_arena_printf(&ssn->arena, "gang \"%s\": %d/%d tasks in gang fit: %s",
-						    j->key, j->fit_tasks, j->min_member, detail);
+		const char *detail = kb_job_out(ssn, j)->pending_reason ? kb_job_out(ssn, j)->pending_reason : "not scheduled yet";
+		kb_job_out(ssn, j)->pending_reason = kb_arena_printf(&ssn->arena, "gang \"%s\": %d/%d tasks in gang fit: %s",
+						    j->key, kb_job_out(ssn, j)->fit_tasks, j->min_member, detail);
 	}
 }
 

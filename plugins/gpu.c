@@ -7,10 +7,12 @@
  * kube-batchd.io/gpu-milli (1..999 milli-GPU, never split across devices,
  * never overfilling a device). At session open the plugin rebuilds every
  * node's per-device use from the tasks on it (a task bound without a device
- * set is given the lowest free devices). When a task is placed
- * (on_allocate) the plugin chooses its devices and records them in
- * gpu_mask; the simulator reports them as "gpus", cluster mode writes them
- * to the pod's kube-batchd.io/gpu-devices annotation.
+ * set is given the lowest free devices, in the plugin's own books). When a
+ * task is placed (on_allocate) the plugin chooses its devices and hands
+ * them to the framework (kb_session_set_task_devices), which records them
+ * in the task's gpu_mask; the simulator reports them as "gpus", cluster
+ * mode writes them to the pod's kube-batchd.io/gpu-devices annotation. The
+ * plugin never writes the snapshot itself.
  *
  * Topology inside a node: the node annotation kube-batchd.io/gpu-topology
  * ("0,1,2,3;4,5,6,7") groups devices (NVLink islands, PCIe switches or NUMA
@@ -61,6 +63,7 @@ typedef struct gpu_state {
 	struct kb_gpu_workload workload;
 	bool have_workload, workload_known;
 	struct kb_gpu_node *nodes; /* per snapshot node, once devices_known */
+	uint32_t *held;            /* per task: the devices accounted to it, once devices_known */
 	bool devices_known;
 	/* Per job: the topology label value of its first placed member, worked
 	 * out the first time it is needed (job_topo_known). */
@@ -117,12 +120,12 @@ static enum gpu_ask gpu_task_of(gpu_state *st, const kb_task *t, bool with_cpu_m
 	return (enum gpu_ask)st->ask[i];
 }
 
-/* A task's use of each device it holds. */
-static void take_devices(struct kb_gpu_node *gn, const kb_task *t, int sign)
+/* A task's use of each device in mask. */
+static void take_devices(struct kb_gpu_node *gn, const kb_task *t, uint32_t mask, int sign)
 {
 	int share = (t->spec && t->spec->gpu_milli > 0) ? t->spec->gpu_milli : KB_GPU_MILLI;
 	for (int g = 0; g < gn->gpu_count; g++)
-		if (t->gpu_mask & (1u << g))
+		if (mask & (1u << g))
 			gn->gpu_milli_free[g] -= sign * share;
 }
 
@@ -186,9 +189,10 @@ static const char *job_topo_of(gpu_state *st, const kb_snapshot *s, int32_t j)
  * time a pod that asks for GPUs is considered (never, in a session without
  * one). Tasks this session placed (Allocated, Pipelined) are left out: their
  * on_allocate accounts for them. A task placed without (valid) devices is
- * given the lowest free ones, as kube-batchd would have chosen.
+ * given the lowest free ones, as kube-batchd would have chosen (in st->held;
+ * the snapshot keeps what the pod says).
  * O(nodes + tasks on GPU nodes), once. */
-static void devices_of(gpu_state *st, kb_snapshot *s)
+static void devices_of(gpu_state *st, const kb_snapshot *s)
 {
 	if (st->devices_known)
 		return;
@@ -200,22 +204,21 @@ static void devices_of(gpu_state *st, kb_snapshot *s)
 		if (gn->gpu_count == 0)
 			continue; /* no devices to account for */
 		for (int32_t ti = n->task_head; ti >= 0; ti = s->tasks[ti].node_next) {
-			kb_task *t = &s->tasks[ti];
+			const kb_task *t = &s->tasks[ti];
 			struct kb_gpu_task gt;
 			if (t->status == KB_TASK_ALLOCATED || t->status == KB_TASK_PIPELINED ||
 			    gpu_task_of(st, t, false, &gt) != ASK_GPUS)
 				continue;
 			uint32_t valid_mask = gn->gpu_count >= 32 ? ~0u : ((1u << gn->gpu_count) - 1);
-			if (t->gpu_mask == 0 || (t->gpu_mask & ~valid_mask) ||
-			    !kb_gpu_devices_valid(gn, &gt, t->gpu_mask)) {
+			uint32_t mask = t->gpu_mask;
+			if (mask == 0 || (mask & ~valid_mask) || !kb_gpu_devices_valid(gn, &gt, mask)) {
 				/* Placed without (valid) devices: give it the lowest free ones. */
-				uint32_t mask = 0;
+				mask = 0;
 				if (kb_gpu_devices_choose(gn, &gt, KB_GPU_DEVSEL_FIRST, 0, &mask) < 0)
 					continue; /* over-committed by someone else: nothing to track */
-				kb_snapshot_touch_task(s, (uint32_t)ti);
-				t->gpu_mask = mask;
 			}
-			take_devices(gn, t, +1);
+			st->held[ti] = mask;
+			take_devices(gn, t, mask, +1);
 		}
 	}
 }
@@ -260,7 +263,7 @@ static int choose(gpu_state *st, const kb_snapshot *s, uint32_t ni, const struct
 
 static int gpu_open(kb_session *ssn, const kb_plugin_conf *pc, void **ret, kb_err *err)
 {
-	kb_snapshot *s = ssn->snap;
+	const kb_snapshot *s = ssn->snap;
 	gpu_state *st = kb_arena_alloc(&ssn->arena, sizeof(*st));
 	if (!st)
 		return kb_err_set(err, -ENOMEM, "out of memory");
@@ -287,7 +290,8 @@ static int gpu_open(kb_session *ssn, const kb_plugin_conf *pc, void **ret, kb_er
 	st->tasks = s->tasks;
 	st->req = kb_arena_calloc(&ssn->arena, s->ntasks ? s->ntasks : 1, sizeof(*st->req));
 	st->ask = kb_arena_calloc(&ssn->arena, s->ntasks ? s->ntasks : 1, sizeof(*st->ask));
-	if (!st->nodes || !st->job_topo || !st->job_topo_known || !st->req || !st->ask)
+	st->held = kb_arena_calloc(&ssn->arena, s->ntasks ? s->ntasks : 1, sizeof(*st->held));
+	if (!st->nodes || !st->job_topo || !st->job_topo_known || !st->req || !st->ask || !st->held)
 		return kb_err_set(err, -ENOMEM, "out of memory");
 	*ret = st;
 	if (st->gpu_res < 0)
@@ -315,9 +319,9 @@ static int gpu_predicate(void *state, const kb_session *ssn, const kb_task *t, c
 		*ret = "pod asks for more GPU devices than a node can hold";
 		return KB_FIT_FAIL;
 	}
-	/* Working out the devices is this plugin's own state (and the masks of
-	 * pods placed without any), not a change a predicate may not make. */
-	devices_of(st, (kb_snapshot *)ssn->snap);
+	/* Working out the devices is this plugin's own state, not a change a
+	 * predicate may not make. */
+	devices_of(st, ssn->snap);
 	const struct kb_gpu_node *gn = &st->nodes[n - ssn->snap->nodes];
 	if (gn->gpu_count == 0) {
 		*ret = "node(s) had no GPU devices";
@@ -341,7 +345,7 @@ static double gpu_node_order(void *state, const kb_session *ssn, const kb_task *
 	struct kb_gpu_task gt;
 	if (gpu_task_of(st, t, true, &gt) != ASK_GPUS)
 		return 0;
-	devices_of(st, (kb_snapshot *)ssn->snap); /* as in gpu_predicate */
+	devices_of(st, ssn->snap); /* as in gpu_predicate */
 	const kb_snapshot *s = ssn->snap;
 	uint32_t ni = (uint32_t)(n - s->nodes);
 	const struct kb_gpu_node *gn = &st->nodes[ni];
@@ -381,14 +385,14 @@ static void gpu_on_allocate(void *state, kb_session *ssn, kb_task *t)
 	struct kb_gpu_task gt;
 	if (t->node < 0 || gpu_task_of(st, t, false, &gt) != ASK_GPUS)
 		return;
-	kb_snapshot *s = ssn->snap;
+	const kb_snapshot *s = ssn->snap;
+	uint32_t ti = (uint32_t)(t - s->tasks), mask = 0;
 	devices_of(st, s);
-	uint32_t mask = 0;
 	if (choose(st, s, (uint32_t)t->node, &gt, &mask) < 0)
 		return; /* the predicate passed, so this does not happen */
-	kb_snapshot_touch_task(s, (uint32_t)(t - s->tasks));
-	t->gpu_mask = mask;
-	take_devices(&st->nodes[t->node], t, +1);
+	st->held[ti] = mask;
+	kb_session_set_task_devices(ssn, ti, mask);
+	take_devices(&st->nodes[t->node], t, mask, +1);
 	if (t->job >= 0 && !job_topo_of(st, s, t->job)) {
 		st->job_topo[t->job] = kb_labels_get(&s->nodes[t->node].labels, st->topo_key);
 		if (st->job_topo[t->job])
@@ -402,12 +406,13 @@ static void gpu_on_deallocate(void *state, kb_session *ssn, kb_task *t)
 	struct kb_gpu_task gt;
 	if (t->node < 0 || gpu_task_of(st, t, false, &gt) != ASK_GPUS)
 		return;
-	devices_of(st, ssn->snap); /* may give t the devices it holds */
-	if (!t->gpu_mask)
+	uint32_t ti = (uint32_t)(t - ssn->snap->tasks);
+	devices_of(st, ssn->snap);
+	if (!st->held[ti])
 		return;
-	take_devices(&st->nodes[t->node], t, -1);
-	kb_snapshot_touch_task(ssn->snap, (uint32_t)(t - ssn->snap->tasks));
-	t->gpu_mask = 0;
+	take_devices(&st->nodes[t->node], t, st->held[ti], -1);
+	st->held[ti] = 0;
+	kb_session_set_task_devices(ssn, ti, 0);
 }
 
 const kb_plugin_ops kb_plugin_gpu = {

@@ -263,7 +263,7 @@ static const char *taint_reason(predicates_state *st, const kb_session *ssn,
 		return *slot;
 
 	/* The session is const for plugins; its arena may be used for reasons. */
-	const char *r = kb_arena_printf(&((kb_session *)ssn)->arena, "%s {%s: %s}", REASON_TAINT,
+	const char *r = kb_session_printf(ssn, "%s {%s: %s}", REASON_TAINT,
 					taint->key, taint->value ? taint->value : "");
 	if (!r)
 		return REASON_TAINT;

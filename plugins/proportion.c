@@ -29,31 +29,30 @@
 
 static int prop_open(kb_session *ssn, const kb_plugin_conf *pc, void **ret, kb_err *err)
 {
-	kb_snapshot *s = ssn->snap;
+	const kb_snapshot *s = ssn->snap;
 	kb_share_input *in = kb_arena_calloc(&ssn->arena, s->nqueues ? s->nqueues : 1, sizeof(*in));
-	kb_res *out = kb_arena_calloc(&ssn->arena, s->nqueues ? s->nqueues : 1, sizeof(*out));
-	if (!in || !out)
+	if (!in)
 		return kb_err_set(err, -ENOMEM, "out of memory");
 	for (uint32_t i = 0; i < s->nqueues; i++)
 		kb_share_input_of(&s->queues[i], &in[i]);
-	kb_deserved_compute(&s->total_allocatable, in, s->nqueues, out);
-	for (uint32_t i = 0; i < s->nqueues; i++) {
-		s->queues[i].deserved = out[i];
-		s->queues[i].deserved.q[KB_RES_PODS] = 0;
-	}
+	kb_deserved_compute(&s->total_allocatable, in, s->nqueues, ssn->deserved);
+	for (uint32_t i = 0; i < s->nqueues; i++)
+		ssn->deserved[i].q[KB_RES_PODS] = 0;
 	*ret = NULL;
 	return 0;
 }
 
-static double queue_share(const kb_snapshot *s, const kb_queue *q)
+static double queue_share(const kb_session *ssn, const kb_queue *q)
 {
+	const kb_snapshot *s = ssn->snap;
+	const kb_res *deserved = &ssn->deserved[q - s->queues];
 	double share = 0;
 	for (int r = 0; r < s->resnames.n; r++) {
 		if (r == KB_RES_PODS)
 			continue;
 		double v;
-		if (q->deserved.q[r] > 0)
-			v = (double)q->allocated.q[r] / (double)q->deserved.q[r];
+		if (deserved->q[r] > 0)
+			v = (double)q->allocated.q[r] / (double)deserved->q[r];
 		else
 			v = q->allocated.q[r] > 0 ? 1.0 : 0.0;
 		if (v > share)
@@ -64,7 +63,7 @@ static double queue_share(const kb_snapshot *s, const kb_queue *q)
 
 static int prop_queue_order(void *st, const kb_session *ssn, const kb_queue *l, const kb_queue *r)
 {
-	double ls = queue_share(ssn->snap, l), rs = queue_share(ssn->snap, r);
+	double ls = queue_share(ssn, l), rs = queue_share(ssn, r);
 	if (ls == rs)
 		return 0;
 	return ls < rs ? -1 : 1;
@@ -77,7 +76,7 @@ static kb_vote prop_overused(void *st, const kb_session *ssn, const kb_queue *q)
 		if (r == KB_RES_PODS || q->request.q[r] <= q->allocated.q[r])
 			continue;
 		asks = true;
-		if (q->allocated.q[r] < q->deserved.q[r])
+		if (q->allocated.q[r] < ssn->deserved[q - ssn->snap->queues].q[r])
 			return KB_ABSTAIN;
 	}
 	return asks ? KB_PERMIT : KB_ABSTAIN;
@@ -121,7 +120,7 @@ static int prop_predicate(void *st, const kb_session *ssn, const kb_task *t, con
 	if (r < 0)
 		return KB_FIT_OK;
 	char cap[KB_QUANTITY_BUFSZ];
-	*ret = kb_arena_printf(&((kb_session *)ssn)->arena, "queue \"%s\" would exceed its capability of %s %s",
+	*ret = kb_session_printf(ssn, "queue \"%s\" would exceed its capability of %s %s",
 			       q->name, kb_res_format_one(q->capability.q[r], &ssn->snap->resnames, r, cap),
 			       ssn->snap->resnames.name[r]);
 	return KB_FIT_FAIL;
@@ -161,7 +160,7 @@ static int capability_blocks(const kb_session *ssn, const kb_job *j, const kb_qu
  * reason; the gang plugin, closing later, prefixes its own. Cost: O(tasks). */
 static void prop_close(kb_session *ssn, void *st)
 {
-	kb_snapshot *s = ssn->snap;
+	const kb_snapshot *s = ssn->snap;
 	for (uint32_t i = 0; i < s->njobs; i++) {
 		kb_job *j = &s->jobs[i];
 		if (j->invalid || j->queue < 0 || j->nstatus[KB_TASK_PENDING] == 0)
@@ -177,13 +176,13 @@ static void prop_close(kb_session *ssn, void *st)
 		const char *res = s->resnames.name[r];
 		kb_res_format_one(q->capability.q[r], &s->resnames, r, c);
 		if (min.q[r] > q->capability.q[r])
-			j->pending_reason = kb_arena_printf(
+			kb_job_out(ssn, j)->pending_reason = kb_arena_printf(
 				&ssn->arena,
 				"queue \"%s\" would exceed its capability of %s %s: the job needs %s %s "
 				"at once, more than the queue may ever hold",
 				q->name, c, res, kb_res_format_one(min.q[r], &s->resnames, r, n), res);
 		else
-			j->pending_reason = kb_arena_printf(
+			kb_job_out(ssn, j)->pending_reason = kb_arena_printf(
 				&ssn->arena,
 				"queue \"%s\" would exceed its capability of %s %s: it holds %s %s and "
 				"the job needs %s %s more",
@@ -221,7 +220,7 @@ static kb_vote prop_reclaimable(void *st, const kb_session *ssn, const kb_task *
 		if (!seen[qi]) {
 			seen[qi] = true;
 			above[qi] = q->allocated;
-			kb_res_sub(&above[qi], &q->deserved);
+			kb_res_sub(&above[qi], &ssn->deserved[qi]);
 		}
 		/* Taking t must not bring the queue below its deserved share in any
 		 * resource t holds. */

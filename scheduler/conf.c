@@ -61,6 +61,42 @@ static bool *switch_field(kb_plugin_conf *pc, const char *key)
 	return NULL;
 }
 
+const struct kb_plugin_ops *kb_registry_plugin(const kb_registry *reg, const char *name)
+{
+	for (uint32_t i = 0; i < reg->nplugins; i++)
+		if (strcmp(reg->plugins[i]->name, name) == 0)
+			return reg->plugins[i];
+	return NULL;
+}
+
+const kb_action_ops *kb_registry_action(const kb_registry *reg, const char *name)
+{
+	for (uint32_t i = 0; i < reg->nactions; i++)
+		if (strcmp(reg->actions[i]->name, name) == 0)
+			return reg->actions[i];
+	return NULL;
+}
+
+/* "a, b, c": the names a registry knows, for error messages (arena). */
+static const char *known_names(kb_conf *c, bool plugins)
+{
+	const kb_registry *reg = c->registry;
+	uint32_t n = plugins ? reg->nplugins : reg->nactions;
+	size_t len = 1;
+	for (uint32_t i = 0; i < n; i++)
+		len += strlen(plugins ? reg->plugins[i]->name : reg->actions[i]->name) + 2;
+	char *buf = kb_arena_alloc(&c->arena, len);
+	if (!buf)
+		return "?";
+	buf[0] = '\0';
+	for (uint32_t i = 0; i < n; i++) {
+		if (i)
+			strcat(buf, ", ");
+		strcat(buf, plugins ? reg->plugins[i]->name : reg->actions[i]->name);
+	}
+	return buf;
+}
+
 static int parse_actions(kb_conf *c, const kb_yaml_node *n, const char *src, kb_err *err)
 {
 	const char *text = kb_yaml_str(n);
@@ -87,12 +123,10 @@ static int parse_actions(kb_conf *c, const kb_yaml_node *n, const char *src, kb_
 		char *name = kb_arena_strndup(&c->arena, start, (size_t)(end - start));
 		if (!name)
 			return -ENOMEM;
-		const kb_action_ops *a = kb_action_lookup(name);
+		const kb_action_ops *a = kb_registry_action(c->registry, name);
 		if (!a)
-			return kb_err_set(err, -EINVAL,
-					  "%s:%d:%d: unknown action \"%s\" (known: enqueue, allocate, "
-					  "backfill, preempt, reclaim)",
-					  AT(n), name);
+			return kb_err_set(err, -EINVAL, "%s:%d:%d: unknown action \"%s\" (known: %s)",
+					  AT(n), name, known_names(c, false));
 		for (uint32_t i = 0; i < c->nactions; i++)
 			if (c->actions[i] == a)
 				return kb_err_set(err, -EINVAL, "%s:%d:%d: action \"%s\" listed twice",
@@ -137,12 +171,10 @@ static int parse_plugin(kb_conf *c, kb_plugin_conf *pc, const kb_yaml_node *n, c
 	if (!kb_yaml_str(name) || !*kb_yaml_str(name))
 		return kb_err_set(err, -EINVAL, "%s:%d:%d: plugin without a name", AT(n));
 	pc->name = kb_yaml_str(name);
-	pc->ops = kb_plugin_lookup(pc->name);
+	pc->ops = kb_registry_plugin(c->registry, pc->name);
 	if (!pc->ops)
-		return kb_err_set(err, -EINVAL,
-				  "%s:%d:%d: unknown plugin \"%s\" (known: priority, gang, "
-				  "conformance, drf, predicates, proportion, nodeorder, gpu)",
-				  AT(name), pc->name);
+		return kb_err_set(err, -EINVAL, "%s:%d:%d: unknown plugin \"%s\" (known: %s)",
+				  AT(name), pc->name, known_names(c, true));
 	/* Absent switches mean enabled; resolved here, never left tri-state. */
 	pc->job_order = pc->job_ready = pc->job_pipelined = pc->task_order = pc->preemptable =
 		pc->reclaimable = pc->queue_order = pc->predicate = pc->node_order =
@@ -197,7 +229,7 @@ static int parse_configurations(kb_conf *c, const kb_yaml_node *v, const char *s
 		if (item->kind != KB_YAML_MAP || !name)
 			return kb_err_set(err, -EINVAL, "%s:%d:%d: a configuration needs the name of an action",
 					  AT(item));
-		if (!kb_action_lookup(name))
+		if (!kb_registry_action(c->registry, name))
 			return kb_err_set(err, -EINVAL, "%s:%d:%d: configuration for unknown action \"%s\"",
 					  AT(kb_yaml_get(item, "name")), name);
 		kb_action_conf *ac = &c->action_confs[c->naction_confs++];
@@ -216,6 +248,8 @@ static int parse_configurations(kb_conf *c, const kb_yaml_node *v, const char *s
 	}
 	return 0;
 }
+
+static int parse_tiers(kb_conf *c, const kb_yaml_node *tiers, const char *src, kb_err *err);
 
 static int parse_doc(kb_conf *c, const kb_yaml_node *root, const char *src, kb_err *err)
 {
@@ -244,6 +278,14 @@ static int parse_doc(kb_conf *c, const kb_yaml_node *root, const char *src, kb_e
 		return r;
 	if (!tiers || kb_yaml_is_null(tiers))
 		return 0;
+	return parse_tiers(c, tiers, src, err);
+}
+
+/* The tiers list: each tier a mapping with a list of plugins; a plugin may
+ * appear once in the whole configuration. */
+static int parse_tiers(kb_conf *c, const kb_yaml_node *tiers, const char *src, kb_err *err)
+{
+	int r;
 	if (tiers->kind != KB_YAML_SEQ)
 		return kb_err_set(err, -EINVAL, "%s:%d:%d: tiers must be a list", AT(tiers));
 	c->tiers = kb_arena_calloc(&c->arena, tiers->n ? tiers->n : 1, sizeof(kb_tier));
@@ -301,7 +343,7 @@ static int adopt_strings(kb_conf *c)
 {
 	for (uint32_t i = 0; i < c->naction_confs; i++) {
 		kb_action_conf *ac = &c->action_confs[i];
-		ac->name = kb_action_lookup(ac->name)->name;
+		ac->name = kb_registry_action(c->registry, ac->name)->name;
 		if (adopt_args(c, ac->args, ac->nargs) < 0)
 			return -ENOMEM;
 	}
@@ -316,10 +358,12 @@ static int adopt_strings(kb_conf *c)
 	return 0;
 }
 
-static int load(kb_yaml_file *f, const char *name, kb_conf *ret, kb_err *err)
+static int load(kb_yaml_file *f, const char *name, const kb_registry *reg, kb_conf *ret,
+		kb_err *err)
 {
 	memset(ret, 0, sizeof(*ret));
 	kb_arena_init(&ret->arena);
+	ret->registry = reg;
 	ret->source = kb_arena_strdup(&ret->arena, name);
 	int r;
 	if (f->ndocs != 1) {
@@ -339,7 +383,8 @@ out:
 	return r;
 }
 
-int kb_conf_load_buffer(const char *buf, size_t len, const char *name, kb_conf *ret, kb_err *err)
+int kb_conf_load_buffer(const char *buf, size_t len, const char *name, const kb_registry *reg,
+			kb_conf *ret, kb_err *err)
 {
 	kb_yaml_file f;
 	int r = kb_yaml_load_buffer(buf, len, name, &f, err);
@@ -347,10 +392,10 @@ int kb_conf_load_buffer(const char *buf, size_t len, const char *name, kb_conf *
 		memset(ret, 0, sizeof(*ret));
 		return r;
 	}
-	return load(&f, name, ret, err);
+	return load(&f, name, reg, ret, err);
 }
 
-int kb_conf_load_file(const char *path, kb_conf *ret, kb_err *err)
+int kb_conf_load_file(const char *path, const kb_registry *reg, kb_conf *ret, kb_err *err)
 {
 	kb_yaml_file f;
 	int r = kb_yaml_load_file(path, &f, err);
@@ -358,12 +403,11 @@ int kb_conf_load_file(const char *path, kb_conf *ret, kb_err *err)
 		memset(ret, 0, sizeof(*ret));
 		return r;
 	}
-	return load(&f, path, ret, err);
+	return load(&f, path, reg, ret, err);
 }
 
-int kb_conf_load_default(kb_conf *ret, kb_err *err)
+int kb_conf_load_default(const kb_registry *reg, kb_conf *ret, kb_err *err)
 {
-	int r = kb_conf_load_buffer(KB_CONF_DEFAULT, sizeof(KB_CONF_DEFAULT) - 1,
-				    "<built-in default>", ret, err);
-	return r;
+	return kb_conf_load_buffer(KB_CONF_DEFAULT, sizeof(KB_CONF_DEFAULT) - 1,
+				   "<built-in default>", reg, ret, err);
 }

@@ -69,9 +69,25 @@ typedef struct kb_action_conf {
 	uint32_t nargs;
 } kb_action_conf;
 
+/* What a configuration may name: the plugins and actions there are. The
+ * framework defines the shape; cmd/ hands the loader the built-in one
+ * (plugins/registry.h: kb_builtin_registry), tests may hand their own. The
+ * loader looks names up here and nowhere else. */
+typedef struct kb_registry {
+	const struct kb_plugin_ops *const *plugins;
+	uint32_t nplugins;
+	const kb_action_ops *const *actions;
+	uint32_t nactions;
+} kb_registry;
+
+/* Lookups by name; NULL when the registry has no such entry. O(entries). */
+const struct kb_plugin_ops *kb_registry_plugin(const kb_registry *reg, const char *name);
+const kb_action_ops *kb_registry_action(const kb_registry *reg, const char *name);
+
 typedef struct kb_conf {
 	kb_arena arena;
 	const char *source; /* file name, or "<built-in default>" */
+	const kb_registry *registry; /* borrowed: what names resolve to */
 	const kb_action_ops **actions;
 	uint32_t nactions;
 	kb_tier *tiers;
@@ -87,16 +103,18 @@ typedef struct kb_conf {
  * on pods that ask for nvidia.com/gpu: device choice and GPU placement). */
 extern const char KB_CONF_DEFAULT[];
 
-/* Loads a configuration file. Returns 0, or -errno with err =
- * "file:line:col: what is wrong" (-ENOENT, -EINVAL). *ret is released on
- * failure. */
-int kb_conf_load_file(const char *path, kb_conf *ret, kb_err *err);
+/* Loads a configuration file whose plugins and actions are looked up in
+ * reg (which must outlive *ret). Returns 0, or -errno with err =
+ * "file:line:col: what is wrong" (-ENOENT, -EINVAL, -ENOMEM). *ret is
+ * released on failure. */
+int kb_conf_load_file(const char *path, const kb_registry *reg, kb_conf *ret, kb_err *err);
 
 /* Loads from a buffer (name is used in messages). */
-int kb_conf_load_buffer(const char *buf, size_t len, const char *name, kb_conf *ret, kb_err *err);
+int kb_conf_load_buffer(const char *buf, size_t len, const char *name, const kb_registry *reg,
+			kb_conf *ret, kb_err *err);
 
 /* Loads KB_CONF_DEFAULT. */
-int kb_conf_load_default(kb_conf *ret, kb_err *err);
+int kb_conf_load_default(const kb_registry *reg, kb_conf *ret, kb_err *err);
 
 void kb_conf_release(kb_conf *c);
 
@@ -106,8 +124,5 @@ bool kb_conf_has_action(const kb_conf *c, const char *name);
 /* An action's argument from `configurations:`, or def. */
 const char *kb_conf_action_arg(const kb_conf *c, const char *action, const char *key,
 			       const char *def);
-
-/* The registry of built-in actions, by name; NULL when unknown. */
-const kb_action_ops *kb_action_lookup(const char *name);
 
 #endif

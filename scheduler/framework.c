@@ -1,6 +1,7 @@
 #include "scheduler/framework.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -49,6 +50,7 @@ int kb_session_open(kb_session *ssn, kb_snapshot *snap, const kb_conf *conf,
 	kb_arena_init(&ssn->arena);
 	ssn->arena.chunk_size = 256u * 1024u;
 	ssn->snap = snap;
+	ssn->snap_rw = snap;
 	ssn->conf = conf;
 	ssn->effects = effects;
 	ssn->effects_ctx = effects_ctx;
@@ -59,9 +61,15 @@ int kb_session_open(kb_session *ssn, kb_snapshot *snap, const kb_conf *conf,
 	for (uint32_t t = 0; t < conf->ntiers; t++)
 		total += conf->tiers[t].n;
 	ssn->plugins = kb_arena_calloc(&ssn->arena, total ? total : 1, sizeof(kb_hook_entry));
-	for (int h = 0; h < KB_HOOK_COUNT; h++)
+	bool oom = !ssn->plugins;
+	for (int h = 0; h < KB_HOOK_COUNT; h++) {
 		ssn->hooks[h].v = kb_arena_calloc(&ssn->arena, total ? total : 1, sizeof(kb_hook_entry));
-	if (!ssn->plugins || !ssn->hooks[KB_HOOK_COUNT - 1].v) {
+		oom |= !ssn->hooks[h].v;
+	}
+	ssn->out = kb_arena_calloc(&ssn->arena, snap->njobs ? snap->njobs : 1, sizeof(*ssn->out));
+	ssn->deserved = kb_arena_calloc(&ssn->arena, snap->nqueues ? snap->nqueues : 1,
+					sizeof(*ssn->deserved));
+	if (oom || !ssn->out || !ssn->deserved) {
 		kb_arena_release(&ssn->arena);
 		return kb_err_set(err, -ENOMEM, "opening the session: out of memory");
 	}
@@ -113,38 +121,84 @@ static void note_effect(kb_session *ssn, int r, const char *what, const char *ke
 		kb_err_set(&ssn->first_effect_err, r, "%s \"%s\" failed (errno %d)", what, key, -r);
 }
 
-int kb_session_close(kb_session *ssn)
+/* A job's pending reason as reported: the cache's verdict first. */
+static const char *reason_of(const kb_session *ssn, uint32_t j)
+{
+	const kb_job *job = &ssn->snap->jobs[j];
+	return job->invalid ? job->invalid : ssn->out[j].pending_reason;
+}
+
+/* Reports every job's status and every queue's share. O(jobs + queues). */
+static void report_statuses(kb_session *ssn)
 {
 	const kb_snapshot *s = ssn->snap;
 	const kb_effects *fx = ssn->effects;
+	if (fx->job_status)
+		for (uint32_t i = 0; i < s->njobs; i++) {
+			kb_job_status st;
+			kb_job_status_of(&s->jobs[i], ssn->out[i].pending_reason, ssn->enqueue_configured,
+					 &st);
+			note_effect(ssn, fx->job_status(ssn->effects_ctx, s, &s->jobs[i], &st),
+				    "job status", s->jobs[i].key);
+		}
+	if (fx->queue_status)
+		for (uint32_t q = 0; q < s->nqueues; q++)
+			note_effect(ssn,
+				    fx->queue_status(ssn->effects_ctx, s, &s->queues[q], &ssn->deserved[q]),
+				    "queue status", s->queues[q].name);
+}
+
+/* Reports why each task still pending waits: job by job (the order of the
+ * tasks), skipping jobs with nothing pending. O(jobs + their tasks). */
+static void report_pending(kb_session *ssn)
+{
+	const kb_snapshot *s = ssn->snap;
+	for (uint32_t ji = 0; ji < s->njobs; ji++) {
+		const kb_job *j = &s->jobs[ji];
+		if (j->nstatus[KB_TASK_PENDING] == 0)
+			continue;
+		const char *why = reason_of(ssn, ji);
+		for (uint32_t k = 0; k < j->ntasks; k++) {
+			const kb_task *t = &s->tasks[s->job_tasks[j->first_task + k]];
+			if (t->foreign || t->status != KB_TASK_PENDING)
+				continue;
+			note_effect(ssn,
+				    ssn->effects->task_pending(ssn->effects_ctx, s, t,
+							       why ? why : "not scheduled yet"),
+				    "pending report", t->key);
+		}
+	}
+}
+
+int kb_session_close(kb_session *ssn)
+{
 	/* Plugins close first: they may finish the jobs' reasons (gang). */
 	for (uint32_t k = ssn->nplugins; k-- > 0;)
 		if (ssn->plugins[k].ops->close)
 			ssn->plugins[k].ops->close(ssn, ssn->plugins[k].state);
-	if (fx && fx->job_status)
-		for (uint32_t i = 0; i < s->njobs; i++)
-			note_effect(ssn, fx->job_status(ssn->effects_ctx, ssn, &s->jobs[i]), "job status",
-				    s->jobs[i].key);
-	if (fx && fx->task_pending) {
-		/* Job by job (the order of the tasks), skipping jobs with nothing
-		 * pending: O(jobs + their pending jobs' tasks). */
-		for (uint32_t ji = 0; ji < s->njobs; ji++) {
-			const kb_job *j = &s->jobs[ji];
-			if (j->nstatus[KB_TASK_PENDING] == 0)
-				continue;
-			const char *why = j->invalid ? j->invalid : j->pending_reason;
-			for (uint32_t k = 0; k < j->ntasks; k++) {
-				const kb_task *t = &s->tasks[s->job_tasks[j->first_task + k]];
-				if (t->foreign || t->status != KB_TASK_PENDING)
-					continue;
-				note_effect(ssn, fx->task_pending(ssn->effects_ctx, ssn, t, why),
-					    "pending report", t->key);
-			}
-		}
+	if (ssn->effects) {
+		report_statuses(ssn);
+		if (ssn->effects->task_pending)
+			report_pending(ssn);
 	}
 	int r = ssn->effect_errors ? ssn->first_effect_err.code : 0;
 	kb_arena_release(&ssn->arena);
 	return r;
+}
+
+const char *kb_session_printf(const kb_session *ssn, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	const char *s = kb_arena_vprintf(&((kb_session *)ssn)->arena, fmt, ap);
+	va_end(ap);
+	return s;
+}
+
+void kb_session_set_task_devices(kb_session *ssn, uint32_t t, uint32_t gpu_mask)
+{
+	kb_snapshot_touch_task(ssn->snap_rw, t);
+	ssn->snap_rw->tasks[t].gpu_mask = gpu_mask;
 }
 
 /* ---- dispatch -------------------------------------------------------------------- */

@@ -2,9 +2,19 @@
  *
  * A session is one scheduling cycle over a snapshot of the cluster. It is
  * opened from a snapshot and a configuration, runs the configured actions in
- * order, and is closed, at which point job statuses and pending reasons are
- * handed to the side-effect table (kb_effects). Everything that lives for one
- * session comes from ssn->arena and is freed in one call at close.
+ * order, and is closed, at which point the framework computes every job's
+ * status (api/jobstatus.h) and hands it, the pending reasons and the queues'
+ * deserved shares to the side-effect table (api/effects.h).
+ *
+ * The model and the output are kept apart. ssn->snap, the cluster as the
+ * session sees it, is read-only to plugins; only the framework, statements
+ * and actions change it, through ssn->snap_rw (tentative placements and
+ * evictions, under the snapshot's undo journal). What a session concludes
+ * about jobs and queues (a job's pending reason, how many of its tasks fit,
+ * a queue's deserved share) is session output: arrays in the session's
+ * arena, indexed like the snapshot's, written by actions and plugins.
+ * Everything that lives for one session comes from ssn->arena and is freed
+ * in one call at close.
  *
  * A plugin is a constant table of callbacks (kb_plugin_ops); NULL means "no
  * opinion here". At open, the framework builds, in tier order, one array per
@@ -34,11 +44,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "api/effects.h"
+#include "api/snapshot.h"
 #include "api/types.h"
 #include "base/arena.h"
 #include "base/error.h"
 #include "scheduler/conf.h"
-#include "api/snapshot.h"
 
 typedef enum kb_vote {
 	KB_REJECT = -1,
@@ -47,23 +58,6 @@ typedef enum kb_vote {
 } kb_vote;
 
 typedef struct kb_session kb_session;
-
-/* Side effects of a session: the API writers in cluster mode, the in-memory
- * applier in simulation, a recorder in tests. Each returns 0 or -errno; the
- * session logs nothing itself and passes failures back to the caller of
- * kb_session_close(). ctx is the table owner's. Any member may be NULL. */
-typedef struct kb_effects {
-	/* A task of a job that is ready: bind it to node. */
-	int (*bind)(void *ctx, const kb_session *ssn, const kb_task *task, const kb_node *node);
-	/* Evict a running task (preempt/reclaim). reason names the preemptor. */
-	int (*evict)(void *ctx, const kb_session *ssn, const kb_task *task, const char *reason);
-	/* At close, for every job: its status as this session leaves it.
-	 * The writer compares with what it last wrote and writes only changes. */
-	int (*job_status)(void *ctx, const kb_session *ssn, const kb_job *job);
-	/* At close, for every task still pending: why. */
-	int (*task_pending)(void *ctx, const kb_session *ssn, const kb_task *task,
-			    const char *reason);
-} kb_effects;
 
 /* ---- plugins --------------------------------------------------------------------- */
 
@@ -123,9 +117,6 @@ typedef struct kb_plugin_ops {
 	void (*on_deallocate)(void *st, kb_session *ssn, kb_task *task);
 } kb_plugin_ops;
 
-/* The registry of built-in plugins, by name. NULL when unknown. */
-const kb_plugin_ops *kb_plugin_lookup(const char *name);
-
 /* ---- the session ----------------------------------------------------------------- */
 
 enum kb_hook {
@@ -156,9 +147,28 @@ typedef struct kb_hook_list {
 	uint32_t n;
 } kb_hook_list;
 
+/* What one session concluded about one job (session output). */
+typedef struct kb_job_outcome {
+	/* Why the job is not running, written by actions and plugins; NULL if
+	 * none. Static or from the session arena. */
+	const char *pending_reason;
+	/* Tasks that were placed when the job's last placement attempt failed
+	 * (for the gang's pending reason); 0 until allocate tries. */
+	int32_t fit_tasks;
+} kb_job_outcome;
+
 struct kb_session {
 	kb_arena arena;     /* everything session-scoped */
-	kb_snapshot *snap;  /* owned by the session's caller, mutated tentatively */
+	/* The model, owned by the session's caller (kept alive until close).
+	 * snap is what plugins read; snap_rw is the same snapshot for the
+	 * framework, statements and actions, which change it tentatively.
+	 * Plugins never use snap_rw (scripts/check-layers refuses it). */
+	const kb_snapshot *snap;
+	kb_snapshot *snap_rw;
+	/* Session output, from the arena: out[j] for snap->jobs[j], deserved[q]
+	 * for snap->queues[q] (the proportion plugin's share; zero without it). */
+	kb_job_outcome *out;
+	kb_res *deserved;
 	const kb_conf *conf;
 	const kb_effects *effects;
 	void *effects_ctx;
@@ -193,6 +203,25 @@ static inline void kb_session_placement_changed(kb_session *ssn)
 	ssn->placement_epoch++;
 }
 
+/* Records the GPU devices chosen for task t (bit i = device i) on the
+ * snapshot, under its undo journal, so that the bind effect writes them. The
+ * one change of the model a plugin makes (the gpu plugin, from on_allocate
+ * and on_deallocate); it goes through the framework like every other. O(1). */
+void kb_session_set_task_devices(kb_session *ssn, uint32_t t, uint32_t gpu_mask);
+
+/* A string formatted into the session's arena, for reasons that hooks
+ * given a const session return (the arena is session output, not the
+ * model, so handing it out here is the one const cast the framework makes
+ * for plugins). NULL on -ENOMEM. O(length). */
+const char *kb_session_printf(const kb_session *ssn, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* The session output of job j (a job of ssn->snap). O(1). */
+static inline kb_job_outcome *kb_job_out(const kb_session *ssn, const kb_job *j)
+{
+	return &ssn->out[j - ssn->snap->jobs];
+}
+
 /* Opens a session over snap. The session does not own snap (the caller keeps
  * it alive until close) but mutates it. Opens every plugin in tier order.
  * Returns 0, or -errno with err naming the plugin that failed (the session is
@@ -204,8 +233,9 @@ int kb_session_open(kb_session *ssn, kb_snapshot *snap, const kb_conf *conf,
 /* Runs the configured actions in order. Returns 0 or the first -errno. */
 int kb_session_run_actions(kb_session *ssn, kb_err *err);
 
-/* Closes the plugins (in reverse tier order), then reports job statuses and
- * pending reasons through the effects, and frees the arena. Returns 0, or the first failing effect's
+/* Closes the plugins (in reverse tier order), then reports through the
+ * effects every job's status (computed here, api/jobstatus.h), every pending
+ * task's reason and every queue's deserved share, and frees the arena. Returns 0, or the first failing effect's
  * -errno (every effect is still attempted). */
 int kb_session_close(kb_session *ssn);
 

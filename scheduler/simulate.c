@@ -5,10 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/defaults.h"
 #include "api/quantity.h"
 #include "base/yaml_doc.h"
 #include "scheduler/framework.h"
-#include "scheduler/jobstatus.h"
+#include "api/jobstatus.h"
 
 /* A bound on the sessions one run may take (one per period while decisions
  * keep changing; idle stretches are skipped and do not count). */
@@ -110,10 +111,11 @@ static char *xstrdup(sim_state *sim, const char *s)
 	return d;
 }
 
-static int fx_bind(void *ctx, const kb_session *ssn, const kb_task *t, const kb_node *n)
+static int fx_bind(void *ctx, const kb_snapshot *snap, int64_t now_ms, const kb_task *t,
+		   const kb_node *n)
 {
 	sim_state *sim = ctx;
-	int gpu = ssn->snap->gpu_res;
+	int gpu = snap->gpu_res;
 	sim_binding b = {
 		.pod = xstrdup(sim, t->key),
 		.node = xstrdup(sim, n->name),
@@ -129,12 +131,13 @@ static int fx_bind(void *ctx, const kb_session *ssn, const kb_task *t, const kb_
 	return 0;
 }
 
-static int fx_evict(void *ctx, const kb_session *ssn, const kb_task *t, const char *reason)
+static int fx_evict(void *ctx, const kb_snapshot *snap, int64_t now_ms, const kb_task *t,
+		    const char *reason)
 {
 	sim_state *sim = ctx;
 	sim_eviction e = {
 		.pod = xstrdup(sim, t->key),
-		.node = xstrdup(sim, t->node >= 0 ? ssn->snap->nodes[t->node].name : ""),
+		.node = xstrdup(sim, t->node >= 0 ? snap->nodes[t->node].name : ""),
 		.reason = xstrdup(sim, reason ? reason : "evicted"),
 		.time_ms = sim->now_ms,
 	};
@@ -147,19 +150,18 @@ static int fx_evict(void *ctx, const kb_session *ssn, const kb_task *t, const ch
 	return 0;
 }
 
-static int fx_job_status(void *ctx, const kb_session *ssn, const kb_job *j)
+static int fx_job_status(void *ctx, const kb_snapshot *snap, const kb_job *j,
+			 const kb_job_status *st)
 {
 	sim_state *sim = ctx;
 	if (j->flavor == KB_PG_NONE)
 		return 0;
-	kb_job_status st;
-	kb_job_status_of(ssn, j, &st);
 	sim_group g = {
 		.name = xstrdup(sim, j->key),
-		.reason = st.unschedulable ? xstrdup(sim, st.unschedulable) : NULL,
-		.phase = st.phase,
+		.reason = st->unschedulable ? xstrdup(sim, st->unschedulable) : NULL,
+		.phase = st->phase,
 		.min_member = j->min_member,
-		.scheduled = st.scheduled,
+		.scheduled = st->scheduled,
 	};
 	if (sim->oom || KB_VEC_PUSH(&sim->groups, g) < 0) {
 		free(g.name);
@@ -167,16 +169,16 @@ static int fx_job_status(void *ctx, const kb_session *ssn, const kb_job *j)
 		return -ENOMEM;
 	}
 	uint64_t before = sim->cluster.generation;
-	int r = kb_cluster_set_podgroup_phase(&sim->cluster, j->key, st.phase);
+	int r = kb_cluster_set_podgroup_phase(&sim->cluster, j->key, st->phase);
 	if (sim->cluster.generation != before)
 		sim->changed = true;
 	return r == -ENOENT ? 0 : r;
 }
 
-static int fx_task_pending(void *ctx, const kb_session *ssn, const kb_task *t, const char *reason)
+static int fx_task_pending(void *ctx, const kb_snapshot *snap, const kb_task *t, const char *reason)
 {
 	sim_state *sim = ctx;
-	sim_pending p = {.pod = xstrdup(sim, t->key), .reason = xstrdup(sim, reason ? reason : "not scheduled yet")};
+	sim_pending p = {.pod = xstrdup(sim, t->key), .reason = xstrdup(sim, reason)};
 	if (sim->oom || KB_VEC_PUSH(&sim->pending, p) < 0) {
 		free(p.pod);
 		free(p.reason);
@@ -185,12 +187,6 @@ static int fx_task_pending(void *ctx, const kb_session *ssn, const kb_task *t, c
 	return 0;
 }
 
-static const kb_effects sim_effects = {
-	.bind = fx_bind,
-	.evict = fx_evict,
-	.job_status = fx_job_status,
-	.task_pending = fx_task_pending,
-};
 
 static void forget_reports(sim_state *sim)
 {
@@ -208,20 +204,27 @@ static void forget_reports(sim_state *sim)
 }
 
 /* Queue shares as the session leaves them (after its own allocations). */
-static int record_queues(sim_state *sim, const kb_snapshot *s)
+static int fx_queue_status(void *ctx, const kb_snapshot *snap, const kb_queue *q,
+			   const kb_res *deserved)
 {
-	sim->resnames = s->resnames;
-	for (uint32_t i = 0; i < s->nqueues; i++) {
-		const kb_queue *q = &s->queues[i];
-		sim_queue sq = {.name = xstrdup(sim, q->name), .weight = q->weight,
-				.deserved = q->deserved, .allocated = q->allocated};
-		if (sim->oom || KB_VEC_PUSH(&sim->queues, sq) < 0) {
-			free(sq.name);
-			return -ENOMEM;
-		}
+	sim_state *sim = ctx;
+	sim->resnames = snap->resnames;
+	sim_queue sq = {.name = xstrdup(sim, q->name), .weight = q->weight,
+			.deserved = *deserved, .allocated = q->allocated};
+	if (sim->oom || KB_VEC_PUSH(&sim->queues, sq) < 0) {
+		free(sq.name);
+		return -ENOMEM;
 	}
 	return 0;
 }
+
+static const kb_effects sim_effects = {
+	.bind = fx_bind,
+	.evict = fx_evict,
+	.job_status = fx_job_status,
+	.queue_status = fx_queue_status,
+	.task_pending = fx_task_pending,
+};
 
 /* ---- time ------------------------------------------------------------------------ */
 
@@ -516,15 +519,14 @@ static void sim_release(sim_state *sim)
 int kb_simulate(const kb_sim_options *opt, FILE *out, kb_err *err)
 {
 	kb_conf conf;
-	int r = opt->scheduler_conf ? kb_conf_load_file(opt->scheduler_conf, &conf, err)
-				    : kb_conf_load_default(&conf, err);
+	int r = opt->scheduler_conf ? kb_conf_load_file(opt->scheduler_conf, opt->registry, &conf, err)
+				    : kb_conf_load_default(opt->registry, &conf, err);
 	if (r < 0)
 		return r;
 	sim_state sim;
 	memset(&sim, 0, sizeof(sim));
 	sim.opt = opt;
-	kb_cluster_init(&sim.cluster, opt->scheduler_name ? opt->scheduler_name : "kube-batchd",
-			opt->default_queue ? opt->default_queue : "default");
+	kb_cluster_init(&sim.cluster, opt->scheduler_name, opt->default_queue);
 	kb_queue_conf qconf;
 	memset(&qconf, 0, sizeof(qconf));
 	kb_object_vec later = {0};
@@ -551,7 +553,7 @@ int kb_simulate(const kb_sim_options *opt, FILE *out, kb_err *err)
 	if (later.n)
 		qsort(later.v, later.n, sizeof(kb_object *), cmp_arrival);
 
-	int64_t period = opt->period_ms > 0 ? opt->period_ms : 1000;
+	int64_t period = opt->period_ms > 0 ? opt->period_ms : KB_DEFAULT_PERIOD_MS;
 	int64_t max_time = opt->max_time_ms > 0 ? opt->max_time_ms : 30LL * 24 * 3600 * 1000;
 	size_t next_arrival = 0;
 	uint32_t sessions = 0;
@@ -586,8 +588,6 @@ int kb_simulate(const kb_sim_options *opt, FILE *out, kb_err *err)
 		if ((r = kb_session_open(&ssn, snap, &conf, &sim_effects, &sim, sim.now_ms, err)) < 0)
 			goto out_snap;
 		r = kb_session_run_actions(&ssn, err);
-		if (r == 0)
-			r = record_queues(&sim, snap);
 		int rc = kb_session_close(&ssn);
 		sessions++;
 		end_ms = sim.now_ms;

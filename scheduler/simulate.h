@@ -35,11 +35,12 @@ typedef enum kb_sim_output { KB_SIM_JSON, KB_SIM_TABLE } kb_sim_output;
 typedef struct kb_sim_options {
 	const char *const *files;
 	uint32_t nfiles;
+	const kb_registry *registry; /* what the configuration may name (required) */
 	const char *scheduler_conf; /* NULL: built-in default */
 	const char *queue_conf;     /* NULL: none */
-	const char *scheduler_name; /* default "kube-batchd" */
-	const char *default_queue;  /* default "default" */
-	int64_t period_ms;          /* default 1000 */
+	const char *scheduler_name; /* required (api/defaults.h) */
+	const char *default_queue;  /* required (api/defaults.h) */
+	int64_t period_ms;          /* 0: KB_DEFAULT_PERIOD_MS */
 	int64_t max_time_ms;        /* default 30 days */
 	kb_sim_output output;
 } kb_sim_options;

@@ -26,7 +26,7 @@ static void fire(kb_session *ssn, kb_task *t, bool allocate)
 static void check_invariants(const kb_session *ssn)
 {
 #ifndef NDEBUG
-	const kb_snapshot *s = ssn->snap;
+	const kb_snapshot *s = ssn->snap_rw;
 	if (s->ntasks + s->nnodes > 20000)
 		return;
 	char why[256];
@@ -41,7 +41,7 @@ static void check_invariants(const kb_session *ssn)
 
 static int place(kb_statement *st, uint32_t ti, uint32_t ni, kb_stmt_op_kind kind)
 {
-	kb_snapshot *s = st->ssn->snap;
+	kb_snapshot *s = st->ssn->snap_rw;
 	kb_task *t = &s->tasks[ti];
 	kb_stmt_op op = {.kind = kind, .task = ti, .prev_node = t->node, .prev_status = t->status};
 	if (KB_VEC_PUSH(&st->ops, op) < 0)
@@ -65,7 +65,7 @@ int kb_stmt_pipeline(kb_statement *st, uint32_t task, uint32_t node)
 
 int kb_stmt_evict(kb_statement *st, uint32_t ti, const char *reason)
 {
-	kb_snapshot *s = st->ssn->snap;
+	kb_snapshot *s = st->ssn->snap_rw;
 	kb_task *t = &s->tasks[ti];
 	kb_stmt_op op = {.kind = KB_OP_EVICT,
 			 .task = ti,
@@ -81,7 +81,7 @@ int kb_stmt_evict(kb_statement *st, uint32_t ti, const char *reason)
 
 void kb_stmt_discard(kb_statement *st)
 {
-	kb_snapshot *s = st->ssn->snap;
+	kb_snapshot *s = st->ssn->snap_rw;
 	for (size_t i = st->ops.n; i-- > 0;) {
 		const kb_stmt_op *op = &st->ops.v[i];
 		kb_task *t = &s->tasks[op->task];
@@ -102,7 +102,7 @@ void kb_stmt_discard(kb_statement *st)
 void kb_stmt_commit(kb_statement *st)
 {
 	kb_session *ssn = st->ssn;
-	kb_snapshot *s = ssn->snap;
+	kb_snapshot *s = ssn->snap_rw;
 	const kb_effects *fx = ssn->effects;
 	for (size_t i = 0; i < st->ops.n; i++) {
 		const kb_stmt_op *op = &st->ops.v[i];
@@ -110,12 +110,12 @@ void kb_stmt_commit(kb_statement *st)
 		int r = 0;
 		if (op->kind == KB_OP_EVICT) {
 			if (fx && fx->evict)
-				r = fx->evict(ssn->effects_ctx, ssn, t, op->reason);
+				r = fx->evict(ssn->effects_ctx, s, ssn->now_ms, t, op->reason);
 			ssn->evictions++;
 		} else if (op->kind == KB_OP_ALLOCATE && t->status == KB_TASK_ALLOCATED &&
 			   kb_job_ready(ssn, &s->jobs[t->job])) {
 			if (fx && fx->bind)
-				r = fx->bind(ssn->effects_ctx, ssn, t, &s->nodes[t->node]);
+				r = fx->bind(ssn->effects_ctx, s, ssn->now_ms, t, &s->nodes[t->node]);
 			kb_snapshot_set_task_status(s, op->task, KB_TASK_BINDING);
 			ssn->binds++;
 		}

@@ -107,7 +107,7 @@
 #include "base/error.h"
 #include "base/json_doc.h"
 #include "base/log.h"
-#include "cache/kube_client.h"
+#include "kube/kube_client.h"
 
 #define LABEL_WATCHED "kb-bench-e2e"  /* pods of phases 2 and 3: the driver's watch */
 #define LABEL_RAW     "kb-bench-e2e-raw"

@@ -65,8 +65,10 @@
 #include "cache/cluster.h"
 #include "scheduler/conf.h"
 #include "scheduler/framework.h"
-#include "scheduler/jobstatus.h"
+#include "api/jobstatus.h"
 #include "scheduler/simulate.h"
+#include "plugins/registry.h"
+#include "api/defaults.h"
 
 /* kube-batch's own default plus the enqueue action (BENCHMARKS/issue 8). */
 static const char PRESET_ENQUEUE[] = "actions: \"enqueue, allocate, backfill\"\n"
@@ -114,7 +116,8 @@ static size_t fx_str(bench_fx *fx, const char *s)
 	return off;
 }
 
-static int fx_bind(void *ctx, const kb_session *ssn, const kb_task *t, const kb_node *n)
+static int fx_bind(void *ctx, const kb_snapshot *snap, int64_t now, const kb_task *t,
+		   const kb_node *n)
 {
 	bench_fx *fx = ctx;
 	bind_rec b = {.pod = fx_str(fx, t->key), .node = fx_str(fx, n->name), .gpu_mask = t->gpu_mask};
@@ -123,22 +126,21 @@ static int fx_bind(void *ctx, const kb_session *ssn, const kb_task *t, const kb_
 	return 0;
 }
 
-static int fx_job_status(void *ctx, const kb_session *ssn, const kb_job *j)
+static int fx_job_status(void *ctx, const kb_snapshot *snap, const kb_job *j,
+			 const kb_job_status *st)
 {
 	bench_fx *fx = ctx;
 	if (j->flavor == KB_PG_NONE)
 		return 0;
-	kb_job_status st;
-	kb_job_status_of(ssn, j, &st);
-	if (st.phase == j->phase)
+	if (st->phase == j->phase)
 		return 0; /* what the store already has: a writer would not write */
-	phase_rec p = {.key = fx_str(fx, j->key), .phase = st.phase};
+	phase_rec p = {.key = fx_str(fx, j->key), .phase = st->phase};
 	if (fx->oom || KB_VEC_PUSH(&fx->phases, p) < 0)
 		return fx->oom = 1, -ENOMEM;
 	return 0;
 }
 
-static int fx_task_pending(void *ctx, const kb_session *ssn, const kb_task *t, const char *reason)
+static int fx_task_pending(void *ctx, const kb_snapshot *snap, const kb_task *t, const char *reason)
 {
 	bench_fx *fx = ctx;
 	fx->pending++;
@@ -453,18 +455,18 @@ int main(int argc, char **argv)
 
 	static bench b;
 	kb_err err = {0};
-	int r = conf_path ? kb_conf_load_file(conf_path, &b.conf, &err)
+	int r = conf_path ? kb_conf_load_file(conf_path, &kb_builtin_registry, &b.conf, &err)
 		: strcmp(preset, "enqueue") == 0
 			  ? kb_conf_load_buffer(PRESET_ENQUEUE, sizeof(PRESET_ENQUEUE) - 1,
-						"<preset enqueue>", &b.conf, &err)
-			  : kb_conf_load_default(&b.conf, &err);
+						"<preset enqueue>", &kb_builtin_registry, &b.conf, &err)
+			  : kb_conf_load_default(&kb_builtin_registry, &b.conf, &err);
 	if (r < 0) {
 		fprintf(stderr, "bench-session: configuration: %s\n", err.msg);
 		return 1;
 	}
 	const char *conf_name = conf_path ? conf_path : b.conf.source;
 	b.check = check;
-	kb_cluster_init(&b.cluster, "kube-batchd", "default");
+	kb_cluster_init(&b.cluster, KB_DEFAULT_SCHEDULER_NAME, KB_DEFAULT_QUEUE);
 
 	double l0 = now_ms();
 	kb_object_vec later = {0};

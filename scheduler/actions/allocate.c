@@ -26,7 +26,7 @@
 #include "api/quantity.h"
 #include "scheduler/actions/actions.h"
 #include "scheduler/actions/placement.h"
-#include "scheduler/pqueue.h"
+#include "base/pqueue.h"
 #include "scheduler/statement.h"
 
 typedef struct alloc_ctx {
@@ -176,7 +176,7 @@ static int build_tasks(alloc_ctx *ac, uint32_t ji)
 
 static int allocate_execute(kb_session *ssn, kb_err *err)
 {
-	kb_snapshot *s = ssn->snap;
+	kb_snapshot *s = ssn->snap_rw;
 	alloc_ctx ac = {.ssn = ssn};
 	ac.jobs_of_queue = kb_arena_calloc(&ssn->arena, s->nqueues ? s->nqueues : 1, sizeof(kb_pq));
 	ac.tasks_of_job = kb_arena_calloc(&ssn->arena, s->njobs ? s->njobs : 1, sizeof(kb_pq));
@@ -197,17 +197,17 @@ static int allocate_execute(kb_session *ssn, kb_err *err)
 			continue;
 		const char *invalid = kb_job_valid(ssn, j);
 		if (invalid) {
-			j->pending_reason = invalid;
+			kb_job_out(ssn, j)->pending_reason = invalid;
 			continue;
 		}
 		if (!kb_job_admitted(ssn, j)) {
-			if (!j->pending_reason)
-				j->pending_reason = "waiting to be enqueued: the cluster or its queue "
+			if (!kb_job_out(ssn, j)->pending_reason)
+				kb_job_out(ssn, j)->pending_reason = "waiting to be enqueued: the cluster or its queue "
 						    "cannot hold its minimum resources yet";
 			continue;
 		}
 		if (s->queues[j->queue].state != KB_QUEUE_OPEN) {
-			j->pending_reason = kb_arena_printf(&ssn->arena, "queue \"%s\" is not open",
+			kb_job_out(ssn, j)->pending_reason = kb_arena_printf(&ssn->arena, "queue \"%s\" is not open",
 							    s->queues[j->queue].name);
 			continue;
 		}
@@ -228,8 +228,8 @@ static int allocate_execute(kb_session *ssn, kb_err *err)
 			/* The rest of this queue's jobs wait: say so. */
 			while (!kb_pq_empty(jobs)) {
 				kb_job *j = &s->jobs[kb_pq_pop(jobs)];
-				if (!j->pending_reason)
-					j->pending_reason = kb_arena_printf(
+				if (!kb_job_out(ssn, j)->pending_reason)
+					kb_job_out(ssn, j)->pending_reason = kb_arena_printf(
 						&ssn->arena, "queue \"%s\" is using its share", q->name);
 			}
 			continue;
@@ -240,9 +240,9 @@ static int allocate_execute(kb_session *ssn, kb_err *err)
 		kb_job *j = &s->jobs[ji];
 		const char *hopeless = cannot_hold(ssn, j);
 		if (hopeless) {
-			j->fit_tasks = kb_job_placed_count(j);
-			if (!kb_job_ready(ssn, j) || !j->pending_reason)
-				j->pending_reason = hopeless;
+			kb_job_out(ssn, j)->fit_tasks = kb_job_placed_count(j);
+			if (!kb_job_ready(ssn, j) || !kb_job_out(ssn, j)->pending_reason)
+				kb_job_out(ssn, j)->pending_reason = hopeless;
 			if (!kb_pq_empty(jobs) && kb_pq_push(&queues, qi) < 0)
 				return kb_err_set(err, -ENOMEM, "out of memory");
 			continue;
@@ -268,7 +268,7 @@ static int allocate_execute(kb_session *ssn, kb_err *err)
 				const char *why = kb_fit_report_format(ssn, &rep);
 				const char *short_ = shortage(ssn, t, remaining);
 				fail = short_ ? kb_arena_printf(&ssn->arena, "%s (%s)", short_, why) : why;
-				j->fit_tasks = fit;
+				kb_job_out(ssn, j)->fit_tasks = fit;
 				/* The task stays pending; put it back for a later turn. */
 				if (kb_pq_push(tasks, ti) < 0)
 					return kb_err_set(err, -ENOMEM, "out of memory");
@@ -292,13 +292,13 @@ static int allocate_execute(kb_session *ssn, kb_err *err)
 		if (kb_job_ready(ssn, j)) {
 			kb_stmt_commit(&st);
 			if (fail && !pushed_back)
-				j->pending_reason = fail; /* ready, but some tasks still wait */
+				kb_job_out(ssn, j)->pending_reason = fail; /* ready, but some tasks still wait */
 		} else if (kb_job_pipelined(ssn, j)) {
 			kb_stmt_commit(&st);
-			j->pending_reason = "pipelined: waiting for resources being released";
+			kb_job_out(ssn, j)->pending_reason = "pipelined: waiting for resources being released";
 		} else {
 			kb_stmt_discard(&st);
-			j->pending_reason = fail ? fail : "not enough tasks to reach minMember";
+			kb_job_out(ssn, j)->pending_reason = fail ? fail : "not enough tasks to reach minMember";
 		}
 		if (!kb_pq_empty(jobs))
 			if (kb_pq_push(&queues, qi) < 0)

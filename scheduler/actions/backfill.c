@@ -16,14 +16,14 @@
 
 static int backfill_execute(kb_session *ssn, kb_err *err)
 {
-	kb_snapshot *s = ssn->snap;
+	kb_snapshot *s = ssn->snap_rw;
 	for (uint32_t ji = 0; ji < s->njobs; ji++) {
 		kb_job *j = &s->jobs[ji];
 		if (j->queue < 0 || !kb_job_has_pending(s, j, true))
 			continue;
 		const char *invalid = kb_job_valid(ssn, j);
 		if (invalid) {
-			j->pending_reason = invalid;
+			kb_job_out(ssn, j)->pending_reason = invalid;
 			continue;
 		}
 		if (!kb_job_admitted(ssn, j))
@@ -54,7 +54,7 @@ static int backfill_execute(kb_session *ssn, kb_err *err)
 			kb_stmt_discard(&st);
 		}
 		if (fail)
-			j->pending_reason = fail;
+			kb_job_out(ssn, j)->pending_reason = fail;
 	}
 	return 0;
 }

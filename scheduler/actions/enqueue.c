@@ -83,7 +83,7 @@ void kb_job_min_request(const kb_session *ssn, const kb_job *j, kb_res *ret)
 
 static int enqueue_execute(kb_session *ssn, kb_err *err)
 {
-	kb_snapshot *s = ssn->snap;
+	kb_snapshot *s = ssn->snap_rw;
 	kb_job_ref *items = kb_arena_calloc(&ssn->arena, s->njobs ? s->njobs : 1, sizeof(*items));
 	if (!items)
 		return kb_err_set(err, -ENOMEM, "out of memory");
@@ -140,20 +140,20 @@ static int enqueue_execute(kb_session *ssn, kb_err *err)
 		for (uint32_t i = 0; i < s->nqueues; i++) {
 			const kb_queue *q = &s->queues[i];
 			for (int r = 0; q->reclaimable && r < KB_RES_MAX; r++)
-				if (q->allocated.q[r] > q->deserved.q[r])
-					reclaimable.q[r] += q->allocated.q[r] - q->deserved.q[r];
+				if (q->allocated.q[r] > ssn->deserved[i].q[r])
+					reclaimable.q[r] += q->allocated.q[r] - ssn->deserved[i].q[r];
 		}
 
 	for (uint32_t k = 0; k < n; k++) {
 		kb_job *j = &s->jobs[items[k].job];
 		const char *invalid = kb_job_valid(ssn, j);
 		if (invalid) {
-			j->pending_reason = invalid;
+			kb_job_out(ssn, j)->pending_reason = invalid;
 			continue;
 		}
 		if (!kb_job_enqueueable(ssn, j)) {
-			if (!j->pending_reason)
-				j->pending_reason = "not enqueueable: its queue cannot take it now";
+			if (!kb_job_out(ssn, j)->pending_reason)
+				kb_job_out(ssn, j)->pending_reason = "not enqueueable: its queue cannot take it now";
 			continue;
 		}
 		kb_res min;
@@ -171,7 +171,7 @@ static int enqueue_execute(kb_session *ssn, kb_err *err)
 		for (int r = 0; r < KB_RES_MAX; r++)
 			fits &= min.q[r] <= 0 || min.q[r] <= could.q[r];
 		if (!fits) {
-			j->pending_reason = "waiting to be enqueued: the cluster cannot hold its "
+			kb_job_out(ssn, j)->pending_reason = "waiting to be enqueued: the cluster cannot hold its "
 					    "minimum resources now";
 			continue;
 		}

@@ -117,7 +117,7 @@ static bool candidate(const evict_ctx *ec, const kb_task *t, const kb_task *v)
 	if (tq == vq || vq < 0)
 		return false;
 	const kb_queue *q = &s->queues[vq];
-	return q->reclaimable && kb_queue_can_give(q, &v->req);
+	return q->reclaimable && kb_queue_can_give(q, &ec->ssn->deserved[vq], &v->req);
 }
 
 static uint32_t allowed(const evict_ctx *ec, const kb_task *t, const uint32_t *c, uint32_t n,
@@ -130,7 +130,7 @@ static uint32_t allowed(const evict_ctx *ec, const kb_task *t, const uint32_t *c
 /* The fewest victims on node ni that let t fit there, or -1. */
 static int victims_on_node(evict_ctx *ec, const kb_task *t, uint32_t ni, uint32_t *ret_victims)
 {
-	kb_snapshot *s = ec->ssn->snap;
+	kb_snapshot *s = ec->ssn->snap_rw;
 	const kb_node *n = &s->nodes[ni];
 	uint32_t nc = 0;
 	for (int32_t ti = n->task_head; ti >= 0; ti = s->tasks[ti].node_next)
@@ -182,7 +182,7 @@ static int place_plain(kb_statement *st, uint32_t ti)
 /* Step 1: task by task, fewest victims per task. 1 if the job got pipelined. */
 static int by_tasks(evict_ctx *ec, kb_statement *st, kb_job *j)
 {
-	kb_snapshot *s = ec->ssn->snap;
+	kb_snapshot *s = ec->ssn->snap_rw;
 	for (uint32_t k = 0; k < j->ntasks && !kb_job_pipelined(ec->ssn, j); k++) {
 		uint32_t ti = s->job_tasks[j->first_task + k];
 		kb_task *t = &s->tasks[ti];
@@ -256,7 +256,7 @@ static uint32_t whole_job(evict_ctx *ec, const kb_task *t, uint32_t vj, uint32_t
 static int by_jobs(evict_ctx *ec, kb_job *j, uint32_t first_pending, kb_statement *ret_st)
 {
 	kb_session *ssn = ec->ssn;
-	kb_snapshot *s = ssn->snap;
+	kb_snapshot *s = ssn->snap_rw;
 	const kb_task *t = &s->tasks[first_pending];
 	victim_job vjs[KB_MAX_VICTIM_JOBS];
 	uint32_t nvj = 0;
@@ -338,7 +338,7 @@ static int first_pending(const kb_snapshot *s, const kb_job *j, uint32_t *ret)
 
 static int run(kb_session *ssn, evict_mode mode, kb_err *err)
 {
-	kb_snapshot *s = ssn->snap;
+	kb_snapshot *s = ssn->snap_rw;
 	evict_ctx ec = {.ssn = ssn,
 			.mode = mode,
 			.cooldown_ms = KB_DEFAULT_COOLDOWN_MS,

@@ -36,7 +36,7 @@ for tool in kubectl curl openssl flock setsid; do
 	command -v "$tool" >/dev/null || { echo "cluster-mode: SKIP: $tool not found" >&2; exit 77; }
 done
 [[ -x $root/tests/cluster/up ]] || { echo "cluster-mode: SKIP: no tests/cluster/up" >&2; exit 77; }
-bin=${KUBE_BATCHD:-$build/scheduler/cmd/kube-batchd}
+bin=${KUBE_BATCHD:-$build/cmd/kube-batchd}
 [[ -x $bin ]] || { echo "cluster-mode: no binary at $bin (build first, or set KUBE_BATCHD)" >&2; exit 2; }
 
 fails=0 passes=0
@@ -447,7 +447,7 @@ EOF
 	done
 	# kube-batch and volcano say Running once minMember are placed; the
 	# coscheduling API says Scheduled until minMember pods really run
-	# (cache/writers.c) — and with no kubelet they never do.
+	# (kube/writers.c) — and with no kubelet they never do.
 	for want in "podgroups.scheduling.incubator.k8s.io kb Running" "podgroups.scheduling.volcano.sh vc Running" \
 		"podgroups.scheduling.x-k8s.io xk Scheduled"; do
 		set -- $want

@@ -22,8 +22,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cache/kube_client.h"
-#include "cache/reflector.h"
+#include "kube/kube_client.h"
+#include "kube/reflector.h"
 
 static char NS[64]; /* "kbc-e2e-PID": runs on one cluster do not collide */
 #define WAIT 30.0 /* seconds any single expectation may take */

@@ -7,6 +7,7 @@
 
 #include "scheduler/conf.h"
 #include "scheduler/framework.h"
+#include "plugins/registry.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -14,7 +15,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	kb_conf c;
 	kb_err err = {0};
-	int r = kb_conf_load_buffer((const char *)data, size, "fuzz.yaml", &c, &err);
+	int r = kb_conf_load_buffer((const char *)data, size, "fuzz.yaml", &kb_builtin_registry, &c, &err);
 	if (r < 0) {
 		assert(err.msg[0] != '\0');
 		return 0;
@@ -23,7 +24,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		assert(c.actions[i] && c.actions[i]->execute);
 	for (uint32_t t = 0; t < c.ntiers; t++)
 		for (uint32_t p = 0; p < c.tiers[t].n; p++)
-			assert(c.tiers[t].plugins[p].ops == kb_plugin_lookup(c.tiers[t].plugins[p].name));
+			assert(c.tiers[t].plugins[p].ops == kb_registry_plugin(&kb_builtin_registry, c.tiers[t].plugins[p].name));
 	kb_conf_release(&c);
 	return 0;
 }

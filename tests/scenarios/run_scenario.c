@@ -16,6 +16,8 @@
 #include "base/yaml_doc.h"
 #include "cache/cluster.h"
 #include "scheduler/simulate.h"
+#include "api/defaults.h"
+#include "plugins/registry.h"
 
 static int failures;
 
@@ -524,6 +526,9 @@ int main(int argc, char **argv)
 		.nfiles = (uint32_t)nfiles,
 		.scheduler_conf = has_sconf ? sconf : NULL,
 		.queue_conf = has_qconf ? qconf : NULL,
+		.scheduler_name = KB_DEFAULT_SCHEDULER_NAME,
+		.default_queue = KB_DEFAULT_QUEUE,
+		.registry = &kb_builtin_registry,
 		.output = KB_SIM_JSON,
 	};
 	int64_t v;

@@ -228,7 +228,7 @@ static void session_snapshot_is_put_back_and_refreshed(void **state)
 	kb_snapshot_touch_task(s, (uint32_t)b);
 	s->tasks[b].node = kb_snapshot_find_node(s, "n1");
 	kb_snapshot_set_task_status(s, (uint32_t)b, KB_TASK_BINDING);
-	s->jobs[0].pending_reason = "a session wrote this";
+	s->jobs[0].phase = KB_PG_INQUEUE; /* a session admitted it */
 
 	/* Then the store learns what happened: a elsewhere, b bound and evicted. */
 	assert_int_equal(kb_cluster_set_pod(&c, "default/a", "n1", KB_TASK_RUNNING, 5000, 1u << 1), 0);

@@ -8,18 +8,19 @@
 
 #include "scheduler/conf.h"
 #include "scheduler/framework.h"
+#include "plugins/registry.h"
 
 static int load(const char *text, kb_conf *c, kb_err *err)
 {
 	memset(err, 0, sizeof(*err));
-	return kb_conf_load_buffer(text, strlen(text), "conf.yaml", c, err);
+	return kb_conf_load_buffer(text, strlen(text), "conf.yaml", &kb_builtin_registry, c, err);
 }
 
 static void default_conf_is_kube_batchs_plus_gpu(void **state)
 {
 	kb_conf c;
 	kb_err err;
-	assert_int_equal(kb_conf_load_default(&c, &err), 0);
+	assert_int_equal(kb_conf_load_default(&kb_builtin_registry, &c, &err), 0);
 	assert_int_equal(c.nactions, 2);
 	assert_string_equal(c.actions[0]->name, "allocate");
 	assert_string_equal(c.actions[1]->name, "backfill");

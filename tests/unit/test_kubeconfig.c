@@ -22,8 +22,8 @@
 
 #include <cmocka.h>
 
-#include "cache/kube_client.c"
-#include "cache/kubeconfig.c"
+#include "kube/kube_client.c"
+#include "kube/kubeconfig.c"
 
 /* ---- helpers ---------------------------------------------------------------- */
 

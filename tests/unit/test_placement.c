@@ -15,6 +15,7 @@
 #include "scheduler/actions/placement.h"
 #include "scheduler/statement.h"
 #include "tests/unit/load_cluster.h"
+#include "plugins/registry.h"
 
 /* n1 holds 3 one-cpu members, n2 holds 2; queue q is capped at 4 cpu. The
  * gang g has 6 identical members; h is capped by q. */
@@ -65,7 +66,7 @@ static int setup(void **state)
 	kb_err err;
 	kb_snapshot_init(&f->snap);
 	assert_int_equal(kb_cluster_snapshot(&f->cluster, &f->snap, &err), 0);
-	assert_int_equal(kb_conf_load_default(&f->conf, &err), 0);
+	assert_int_equal(kb_conf_load_default(&kb_builtin_registry, &f->conf, &err), 0);
 	assert_int_equal(kb_session_open(&f->ssn, &f->snap, &f->conf, NULL, NULL, 0, &err), 0);
 	*state = f;
 	return 0;

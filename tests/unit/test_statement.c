@@ -11,6 +11,7 @@
 #include "cache/cluster.h"
 #include "scheduler/statement.h"
 #include "tests/unit/load_cluster.h"
+#include "plugins/registry.h"
 
 static const char CLUSTER[] = "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n"
 			      "status: {allocatable: {cpu: '4', memory: 4Gi}}\n"
@@ -34,13 +35,15 @@ typedef struct fixture {
 	int binds, evicts;
 } fixture;
 
-static int rec_bind(void *ctx, const kb_session *ssn, const kb_task *t, const kb_node *n)
+static int rec_bind(void *ctx, const kb_snapshot *snap, int64_t now, const kb_task *t,
+		    const kb_node *n)
 {
 	((fixture *)ctx)->binds++;
 	return 0;
 }
 
-static int rec_evict(void *ctx, const kb_session *ssn, const kb_task *t, const char *why)
+static int rec_evict(void *ctx, const kb_snapshot *snap, int64_t now, const kb_task *t,
+		     const char *why)
 {
 	((fixture *)ctx)->evicts++;
 	return 0;
@@ -56,7 +59,7 @@ static int setup(void **state)
 	load_cluster(&f->cluster, CLUSTER);
 	kb_snapshot_init(&f->snap);
 	assert_int_equal(kb_cluster_snapshot(&f->cluster, &f->snap, &err), 0);
-	assert_int_equal(kb_conf_load_default(&f->conf, &err), 0);
+	assert_int_equal(kb_conf_load_default(&kb_builtin_registry, &f->conf, &err), 0);
 	assert_int_equal(kb_session_open(&f->ssn, &f->snap, &f->conf, &recorder, f, 0, &err), 0);
 	*state = f;
 	return 0;
@@ -157,8 +160,8 @@ static void journal_rollback_restores_snapshot_exactly(void **state)
 	kb_stmt_commit(&st);
 	assert_int_equal(f->binds, 2);
 	assert_int_equal(s->tasks[task_index(s, "default/b")].status, KB_TASK_BINDING);
-	s->jobs[0].pending_reason = "written by an action";
-	s->queues[0].deserved.q[KB_RES_CPU] = 1;
+	s->jobs[0].phase = KB_PG_INQUEUE; /* an action admitted it */
+	s->queues[0].allocated.q[KB_RES_CPU] += 1;
 	assert_int_equal(kb_snapshot_journal_rollback(s), 0);
 	assert_true(kb_snapshot_check(s, NULL, 0));
 	assert_memory_equal(nodes, s->nodes, s->nnodes * sizeof(kb_node));

@@ -31,7 +31,7 @@
  * Limits (the server controls these): a response body 256 MiB (-E2BIG), a
  * streamed line 64 MiB (-E2BIG), a token file 64 KiB.
  */
-#include "cache/kube_client.h"
+#include "kube/kube_client.h"
 
 #include <curl/curl.h>
 #include <errno.h>

@@ -34,14 +34,16 @@
 #include <stdio.h>
 
 #include "base/error.h"
+#include "scheduler/conf.h"
 
 typedef struct kb_check_config_options {
 	const char *queue_conf;     /* NULL: no queue file (only Queue objects and default) */
+	const kb_registry *registry; /* what the configuration may name (required) */
 	const char *scheduler_conf; /* NULL: the built-in default, not checked */
 	const char *const *files;   /* cluster manifests (-f); nfiles may be 0 */
 	uint32_t nfiles;
-	const char *scheduler_name; /* NULL: "kube-batchd" */
-	const char *default_queue;  /* NULL: "default" */
+	const char *scheduler_name; /* required (api/defaults.h) */
+	const char *default_queue;  /* required (api/defaults.h) */
 } kb_check_config_options;
 
 /* Validates the files named in *o and prints the report to out.

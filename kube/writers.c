@@ -1,5 +1,5 @@
 /* writers.c - cluster mode's side effects (see writers.h). */
-#include "cache/writers.h"
+#include "kube/writers.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -12,7 +12,7 @@
 
 #include "base/log.h"
 #include "base/strmap.h"
-#include "scheduler/jobstatus.h"
+#include "api/jobstatus.h"
 
 #define MSG_MAX 1000 /* core/v1 Event messages are limited to 1024 bytes */
 
@@ -246,12 +246,13 @@ static int pod_event(kb_writers *w, const char *ns, const char *name, const char
 
 /* ---- bind ------------------------------------------------------------------------ */
 
-static int fx_bind(void *ctx, const kb_session *ssn, const kb_task *t, const kb_node *n)
+static int fx_bind(void *ctx, const kb_snapshot *snap, int64_t now_ms, const kb_task *t,
+		   const kb_node *n)
 {
 	kb_writers *w = ctx;
-	int gpu = ssn->snap->gpu_res;
+	int gpu = snap->gpu_res;
 	bool gpus = gpu >= 0 && t->req.q[gpu] > 0 && t->gpu_mask != 0;
-	int rc = kb_cluster_set_pod(w->cluster, t->key, n->name, KB_TASK_BINDING, ssn->now_ms,
+	int rc = kb_cluster_set_pod(w->cluster, t->key, n->name, KB_TASK_BINDING, now_ms,
 				    t->gpu_mask);
 	if (rc < 0)
 		return rc;
@@ -325,10 +326,11 @@ static void bind_done(kb_writers *w, wreq *r, int status, const char *body, size
 
 /* ---- evict ----------------------------------------------------------------------- */
 
-static int fx_evict(void *ctx, const kb_session *ssn, const kb_task *t, const char *reason)
+static int fx_evict(void *ctx, const kb_snapshot *snap, int64_t now_ms, const kb_task *t,
+		    const char *reason)
 {
 	kb_writers *w = ctx;
-	const char *node = t->node >= 0 ? ssn->snap->nodes[t->node].name : NULL;
+	const char *node = t->node >= 0 ? snap->nodes[t->node].name : NULL;
 	wreq *r = wreq_new(w, REQ_EVICT);
 	if (!r)
 		return -ENOMEM;
@@ -359,7 +361,7 @@ static int fx_evict(void *ctx, const kb_session *ssn, const kb_task *t, const ch
 	int rc = kb_cluster_set_pod(w->cluster, t->key, node, KB_TASK_RELEASING, t->started_ms,
 				    t->gpu_mask);
 	if (rc == 0)
-		rc = kb_cluster_note_eviction(w->cluster, t->key, ssn->now_ms);
+		rc = kb_cluster_note_eviction(w->cluster, t->key, now_ms);
 	if (rc < 0) {
 		json_decref(body);
 		wreq_free(r);
@@ -572,7 +574,8 @@ static void pg_done(kb_writers *w, wreq *r, int status, const char *body, size_t
 	}
 }
 
-static int fx_job_status(void *ctx, const kb_session *ssn, const kb_job *j)
+static int fx_job_status(void *ctx, const kb_snapshot *snap, const kb_job *j,
+			 const kb_job_status *status)
 {
 	kb_writers *w = ctx;
 	if (j->flavor == KB_PG_NONE)
@@ -583,8 +586,6 @@ static int fx_job_status(void *ctx, const kb_session *ssn, const kb_job *j)
 	const kb_object *o = w->cluster->podgroups.slots.v[idx].obj;
 	if (!o)
 		return 0;
-	kb_job_status st;
-	kb_job_status_of(ssn, j, &st);
 
 	pg_rec *p;
 	if (kb_strmap_get(&w->pgs, j->key, &idx)) {
@@ -626,22 +627,22 @@ static int fx_job_status(void *ctx, const kb_session *ssn, const kb_job *j)
 	p->flavor = j->flavor;
 	p->min_member = j->min_member;
 	pg_status now = {
-		.kb_phase = st.phase,
-		.running = st.running,
-		.succeeded = st.succeeded,
-		.failed = st.failed,
-		.cond = (char *)st.unschedulable, /* copied by pg_write */
+		.kb_phase = status->phase,
+		.running = status->running,
+		.succeeded = status->succeeded,
+		.failed = status->failed,
+		.cond = (char *)status->unschedulable, /* copied by pg_write */
 	};
-	pg_status_set_phase(&now, phase_word(j->flavor, j, &st));
+	pg_status_set_phase(&now, phase_word(j->flavor, j, status));
 	return pg_write(w, p, &now);
 }
 
 /* ---- pending pods ---------------------------------------------------------------- */
 
-static int fx_task_pending(void *ctx, const kb_session *ssn, const kb_task *t, const char *reason)
+static int fx_task_pending(void *ctx, const kb_snapshot *snap, const kb_task *t, const char *reason)
 {
 	kb_writers *w = ctx;
-	const char *msg = reason ? reason : "not scheduled yet";
+	const char *msg = reason;
 	int64_t v;
 	pod_rec *p;
 	if (kb_strmap_get(&w->pods, t->key, &v)) {

@@ -1,7 +1,7 @@
 /* writers.h - cluster mode's side effects: the binder, the evictor, the
  * PodGroup status updater, the pod condition updater and the event recorder.
  *
- * kb_writers_effects is the kb_effects table (scheduler/framework.h) of
+ * kb_writers_effects is the kb_effects table (api/effects.h) of
  * cluster mode; its ctx is a kb_writers. Every effect updates the store at
  * once (the next session sees the decision) and sends its API request
  * asynchronously on the client's loop, so all members of a gang are in flight
@@ -43,8 +43,8 @@
 
 #include "base/error.h"
 #include "cache/cluster.h"
-#include "cache/kube_client.h"
-#include "scheduler/framework.h"
+#include "kube/kube_client.h"
+#include "api/effects.h"
 
 typedef struct kb_writers kb_writers;
 

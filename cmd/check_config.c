@@ -1,4 +1,4 @@
-#include "scheduler/check_config.h"
+#include "cmd/check_config.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -268,7 +268,7 @@ static int hungry_shares(report *rp, const kb_snapshot *s)
 
 int kb_check_config(const kb_check_config_options *o, FILE *out, kb_err *err)
 {
-	const char *default_queue = o->default_queue ? o->default_queue : "default";
+	const char *default_queue = o->default_queue;
 	kb_conf conf;
 	kb_queue_conf qc;
 	kb_cluster cluster;
@@ -279,11 +279,11 @@ int kb_check_config(const kb_check_config_options *o, FILE *out, kb_err *err)
 	memset(&qc, 0, sizeof(qc));
 	memset(&rp, 0, sizeof(rp));
 	kb_arena_init(&rp.arena);
-	kb_cluster_init(&cluster, o->scheduler_name ? o->scheduler_name : "kube-batchd", default_queue);
+	kb_cluster_init(&cluster, o->scheduler_name, default_queue);
 	kb_snapshot_init(&snap);
 
-	int r = o->scheduler_conf ? kb_conf_load_file(o->scheduler_conf, &conf, err)
-				  : kb_conf_load_default(&conf, err);
+	int r = o->scheduler_conf ? kb_conf_load_file(o->scheduler_conf, o->registry, &conf, err)
+				  : kb_conf_load_default(o->registry, &conf, err);
 	if (r < 0)
 		goto out;
 	if (o->queue_conf) {

@@ -1,4 +1,4 @@
-#include "scheduler/pqueue.h"
+#include "base/pqueue.h"
 
 #include <errno.h>
 #include <string.h>

@@ -20,7 +20,7 @@
  * Errors name the file, the position and the field:
  *   "/x/kubeconfig:12:5: cluster \"c\": server is missing"
  */
-#include "cache/kube_client.h"
+#include "kube/kube_client.h"
 
 #include <errno.h>
 #include <stdarg.h>

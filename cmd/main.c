@@ -21,13 +21,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/defaults.h"
 #include "api/quantity.h"
 #include "base/vec.h"
 #include "base/log.h"
-#include "scheduler/check_config.h"
-#ifdef KB_HAVE_DAEMON
-#include "scheduler/daemon.h"
-#endif
+#include "cmd/check_config.h"
+#include "daemon/daemon.h"
+#include "plugins/registry.h"
 #include "scheduler/simulate.h"
 
 #define KB_VERSION "0.1.0"
@@ -69,7 +69,13 @@ static int cmd_simulate(int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	KB_VEC(const char *) files = {0};
-	kb_sim_options o = {.output = KB_SIM_JSON, .period_ms = 1000};
+	kb_sim_options o = {
+		.output = KB_SIM_JSON,
+		.period_ms = KB_DEFAULT_PERIOD_MS,
+		.scheduler_name = KB_DEFAULT_SCHEDULER_NAME,
+		.default_queue = KB_DEFAULT_QUEUE,
+		.registry = &kb_builtin_registry,
+	};
 	int c, status = 2;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "f:o:h", opts, NULL)) != -1) {
@@ -176,7 +182,11 @@ static int cmd_check_config(int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	KB_VEC(const char *) files = {0};
-	kb_check_config_options o = {0};
+	kb_check_config_options o = {
+		.scheduler_name = KB_DEFAULT_SCHEDULER_NAME,
+		.default_queue = KB_DEFAULT_QUEUE,
+		.registry = &kb_builtin_registry,
+	};
 	int c, status = 2;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "f:h", opts, NULL)) != -1) {
@@ -235,7 +245,6 @@ out:
 	return status;
 }
 
-#ifdef KB_HAVE_DAEMON
 /* Cluster mode: kube-batch's and kube-scheduler's flag names. Exit 0 after
  * SIGTERM/SIGINT, 1 when start-up fails, 2 on a usage error. */
 static int cmd_daemon(int argc, char **argv)
@@ -262,10 +271,11 @@ static int cmd_daemon(int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	kb_daemon_options o = {
-		.scheduler_name = "kube-batchd",
-		.default_queue = "default",
+		.scheduler_name = KB_DEFAULT_SCHEDULER_NAME,
+		.default_queue = KB_DEFAULT_QUEUE,
+		.registry = &kb_builtin_registry,
 		.listen_address = "127.0.0.1:10251",
-		.period_ms = 1000,
+		.period_ms = KB_DEFAULT_PERIOD_MS,
 		.delay_ms = 50,
 		.qps = 200,
 		.burst = 400,
@@ -370,7 +380,6 @@ static int cmd_daemon(int argc, char **argv)
 	}
 	return 0;
 }
-#endif
 
 int main(int argc, char **argv)
 {
@@ -391,12 +400,5 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-#ifdef KB_HAVE_DAEMON
 	return cmd_daemon(argc, argv);
-#else
-	fputs("kube-batchd: cluster mode is not available in this build; use \"kube-batchd simulate\"\n",
-	      stderr);
-	usage(stderr);
-	return 2;
-#endif
 }

@@ -1,4 +1,4 @@
-#include "scheduler/jobstatus.h"
+#include "api/jobstatus.h"
 
 #include <string.h>
 
@@ -19,7 +19,8 @@ const char *kb_pg_phase_name(kb_pg_phase p)
 	return "Unknown";
 }
 
-void kb_job_status_of(const kb_session *ssn, const kb_job *j, kb_job_status *ret)
+void kb_job_status_of(const kb_job *j, const char *pending_reason, bool enqueue_configured,
+		      kb_job_status *ret)
 {
 	memset(ret, 0, sizeof(*ret));
 	const int32_t *n = j->nstatus;
@@ -34,11 +35,11 @@ void kb_job_status_of(const kb_session *ssn, const kb_job *j, kb_job_status *ret
 	else if (ret->running + ret->succeeded >= j->min_member && j->ntasks > 0)
 		ret->phase = KB_PG_RUNNING;
 	else if (j->phase == KB_PG_INQUEUE || j->phase == KB_PG_RUNNING)
-		ret->phase = ssn->enqueue_configured ? KB_PG_INQUEUE : KB_PG_PENDING;
+		ret->phase = enqueue_configured ? KB_PG_INQUEUE : KB_PG_PENDING;
 	else
 		ret->phase = KB_PG_PENDING;
 	if (ret->phase != KB_PG_RUNNING && ret->phase != KB_PG_COMPLETED)
-		ret->unschedulable = j->invalid ? j->invalid : j->pending_reason;
+		ret->unschedulable = j->invalid ? j->invalid : pending_reason;
 	else if (ret->pending > 0)
 		ret->unschedulable = NULL;
 }

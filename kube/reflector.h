@@ -30,7 +30,7 @@
 
 #include "api/resource.h"
 #include "base/error.h"
-#include "cache/kube_client.h"
+#include "kube/kube_client.h"
 #include "cache/objects.h"
 
 struct ev_loop;

@@ -6,7 +6,7 @@
  * the store (cache/cluster.h); a periodic timer (--schedule-period) runs a
  * session when every reflector has synced AND the store changed since the
  * last session, or 10 s have passed (so refused binds and full clusters are
- * retried); the session's decisions go to the writers (cache/writers.h).
+ * retried); the session's decisions go to the writers (kube/writers.h).
  * The queue file is stat'ed every period and reloaded when its mtime or size
  * changes; a bad file is logged and the queues in force stay.
  *
@@ -27,14 +27,16 @@
 #include <stdint.h>
 
 #include "base/error.h"
+#include "scheduler/conf.h"
 
 typedef struct kb_daemon_options {
 	const char *kubeconfig;     /* --kubeconfig; NULL: $KUBECONFIG, else in-cluster */
 	const char *master;         /* --master: overrides the kubeconfig's server */
-	const char *scheduler_name; /* --scheduler-name, default "kube-batchd" */
+	const char *scheduler_name; /* --scheduler-name (required; api/defaults.h) */
+	const kb_registry *registry; /* what the configuration may name (required) */
 	const char *scheduler_conf; /* --scheduler-conf, NULL: the built-in default */
 	const char *queue_conf;     /* --queue-conf, or NULL */
-	const char *default_queue;  /* --default-queue, default "default" */
+	const char *default_queue;  /* --default-queue (required; api/defaults.h) */
 	const char *listen_address; /* --listen-address, default "127.0.0.1:10251"; "" disables */
 	int64_t period_ms;          /* --schedule-period, default 1000 */
 	int64_t delay_ms;           /* --schedule-delay, default 50; 0: sessions only

@@ -19,7 +19,7 @@
  * handler may free the reflector: `busy` counts the callbacks on the stack
  * and a free during one is finished when they unwind.
  */
-#include "cache/reflector.h"
+#include "kube/reflector.h"
 
 #include <errno.h>
 #include <ev.h>

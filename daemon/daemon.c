@@ -1,5 +1,5 @@
 /* daemon.c - cluster mode's loop (see daemon.h). */
-#include "scheduler/daemon.h"
+#include "daemon/daemon.h"
 
 #include <errno.h>
 #include <ev.h>
@@ -18,9 +18,9 @@
 
 #include "base/log.h"
 #include "cache/cluster.h"
-#include "cache/kube_client.h"
-#include "cache/reflector.h"
-#include "cache/writers.h"
+#include "kube/kube_client.h"
+#include "kube/reflector.h"
+#include "kube/writers.h"
 #include "queue/queue_conf.h"
 #include "scheduler/conf.h"
 #include "scheduler/framework.h"
@@ -480,7 +480,7 @@ static void le_write(daemon_state *d, const char *rv, const char *acquire, int t
 {
 	char now[40];
 	le_rfc3339_micro(now);
-	json_t *meta = json_pack("{s:s, s:s}", "name", d->opt->scheduler_name ? d->opt->scheduler_name : "kube-batchd",
+	json_t *meta = json_pack("{s:s, s:s}", "name", d->opt->scheduler_name,
 				 "namespace", LEASE_NAMESPACE);
 	if (meta && rv)
 		json_object_set_new(meta, "resourceVersion", json_string(rv));
@@ -573,7 +573,7 @@ static void le_start(daemon_state *d)
 		 (unsigned long)ts.tv_sec, (unsigned)(getpid() & 0xffff));
 	snprintf(d->le.path, sizeof(d->le.path),
 		 "/apis/coordination.k8s.io/v1/namespaces/%s/leases/%s", LEASE_NAMESPACE,
-		 d->opt->scheduler_name ? d->opt->scheduler_name : "kube-batchd");
+		 d->opt->scheduler_name);
 	ev_timer_init(&d->le.timer, on_le_timer, 0., RETRY_PERIOD_S);
 	d->le.timer.data = d;
 	ev_timer_start(d->loop, &d->le.timer);
@@ -836,7 +836,7 @@ static bool le_release(daemon_state *d)
 	le_rfc3339_micro(now);
 	json_t *body = json_pack("{s:s, s:s, s:{s:s, s:s, s:s}, s:{s:s, s:i, s:s, s:s}}", "apiVersion",
 				 "coordination.k8s.io/v1", "kind", "Lease", "metadata", "name",
-				 d->opt->scheduler_name ? d->opt->scheduler_name : "kube-batchd",
+				 d->opt->scheduler_name,
 				 "namespace", LEASE_NAMESPACE, "resourceVersion", d->le.rv, "spec",
 				 "holderIdentity", "", "leaseDurationSeconds", 1, "acquireTime", now,
 				 "renewTime", now);
@@ -903,13 +903,13 @@ int kb_daemon_run(const kb_daemon_options *opt, kb_err *err)
 		return kb_err_set(err, -ENOMEM, "out of memory");
 	d->opt = opt;
 	d->listen_fd = -1;
-	const char *name = opt->scheduler_name ? opt->scheduler_name : "kube-batchd";
-	const char *queue = opt->default_queue ? opt->default_queue : "default";
+	const char *name = opt->scheduler_name;
+	const char *queue = opt->default_queue;
 	kb_cluster_init(&d->cluster, name, queue);
 	int r;
 
-	r = opt->scheduler_conf ? kb_conf_load_file(opt->scheduler_conf, &d->conf, err)
-				: kb_conf_load_default(&d->conf, err);
+	r = opt->scheduler_conf ? kb_conf_load_file(opt->scheduler_conf, opt->registry, &d->conf, err)
+				: kb_conf_load_default(opt->registry, &d->conf, err);
 	if (r < 0)
 		goto out_cluster;
 	d->conf_loaded = true;
