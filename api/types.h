@@ -3,7 +3,7 @@
  * These are kube-batch's "infos": a node (allocatable, used, idle, releasing,
  * pipelined), a task (one pod), a job (a PodGroup, or a lone pod) and a
  * queue. A session works on arrays of them (kb_snapshot in
- * scheduler/snapshot.h); they refer to each other by INDEX into those arrays,
+ * api/snapshot.h); they refer to each other by INDEX into those arrays,
  * never by pointer, so a snapshot can be copied with memcpy and every
  * reference stays valid.
  *
@@ -103,7 +103,7 @@ typedef struct kb_pod_spec {
 	uint32_t ntolerations;
 	const kb_host_port *host_ports;
 	uint32_t nhost_ports;
-	/* GPU wishes (see plugins/gpu.h): models accepted, '|'-separated, or NULL */
+	/* GPU wishes (see plugins/gpu.c): models accepted, '|'-separated, or NULL */
 	const char *gpu_models;
 	/* A share of one GPU in milli-GPU (1..999), 0 when the pod takes whole GPUs */
 	int32_t gpu_milli;
@@ -232,7 +232,7 @@ typedef struct kb_node {
 	 * weighs on it), so a session can tell which nodes changed since it last
 	 * looked (scheduler/actions/placement.c). Only differences matter. */
 	uint32_t gen;
-	/* GPU devices (see plugins/gpu.h); ngpus == 0 when the node has none. */
+	/* GPU devices (see plugins/gpu.c); ngpus == 0 when the node has none. */
 	int32_t ngpus;
 	const char *gpu_model;             /* nvidia.com/gpu.product label, or NULL */
 	const uint8_t *gpu_group;          /* topology group of each device, or NULL */
