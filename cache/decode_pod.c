@@ -53,7 +53,7 @@ static int dec_group(dec_ctx *d, kb_pod_obj *po)
 	po->group_name = g && *g ? g : NULL;
 	if (po->group_name &&
 	    !(po->group_key = kb_arena_printf(d->a, "%s/%s", m->ns, po->group_name)))
-		return -ENOMEM;
+		return dec_nomem(d);
 	return 0;
 }
 
