@@ -20,6 +20,35 @@
  *
  * Errors name the object and the field, and the position:
  *   Pod "ns/p": spec.containers[0].resources.requests.cpu: bad quantity "1x" (jobs.yaml:14:20)
+ *
+ * Defaults, where Kubernetes or the CRD owners define them (see the unit
+ * tests for each):
+ *  - metadata.namespace "default" for Pod and PodGroup, "" for Node, Queue,
+ *    PriorityClass and Namespace; for other kinds the namespace as written.
+ *  - Node: status.allocatable, else status.capacity; pods 110 when absent
+ *    (the kubelet's --max-pods default); Ready unless a Ready condition says
+ *    otherwise.
+ *  - Pod: schedulerName "default-scheduler"; phase Pending; a resource with
+ *    a limit and no request requests its limit; effective request =
+ *    max(sum of containers + sidecars, each init container + the sidecars
+ *    started before it) + overhead, as k8s' resource helpers compute it
+ *    (sidecars are init containers with restartPolicy Always; without any
+ *    this is max(sum of containers, max of init containers)); pods = 1.
+ *  - PodGroup: minMember 0 when absent in all three APIs (Go's zero value:
+ *    no CRD defaults it); spec.queue NULL when absent, so the queue
+ *    configuration's namespace mapping, then the default queue, applies (in
+ *    a cluster, volcano's CRD writes "default" itself at admission);
+ *    unknown status.phase strings are Pending.
+ *  - Queue: weight 1 when absent (kube-batch's CRD default) or 0 (volcano's
+ *    admission webhook); reclaimable true (volcano's webhook); state Open
+ *    unless volcano's status.state says Closed or Closing.
+ *  - Sharing pods (KB_ANN_GPU_MILLI = m): the pod asks for 1 nvidia.com/gpu
+ *    or none, and is charged m milli-GPU of nvidia.com/gpu in req.
+ *
+ * Where the code is: cache/objects.c (which kind, decoding start to
+ * finish, packing, freeing), cache/decode.h (internal: the helpers every
+ * kind shares and one decode_<kind>.c per kind), cache/objects_compare.c
+ * (the *_same_build comparisons).
  */
 #ifndef KB_CACHE_OBJECTS_H
 #define KB_CACHE_OBJECTS_H

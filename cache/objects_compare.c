@@ -1,5 +1,6 @@
-/* objects_compare.c - whether two decoded objects of one pod differ in what
- * a snapshot build reads from it (see kb_pod_same_build in objects.h). */
+/* objects_compare.c - whether two decoded versions of one pod, PodGroup or
+ * node differ in what a snapshot build reads from it (see kb_pod_same_build
+ * and its neighbours in objects.h). */
 #include "cache/objects.h"
 
 #include <string.h>
@@ -54,7 +55,8 @@ static bool taints_eq(const kb_node_obj *a, const kb_node_obj *b)
 		return false;
 	for (uint32_t i = 0; i < a->ntaints; i++) {
 		const kb_taint *x = &a->taints[i], *y = &b->taints[i];
-		if (x->effect != y->effect || !str_eq(x->key, y->key) || !str_eq(x->value, y->value))
+		if (x->effect != y->effect || !str_eq(x->key, y->key) ||
+		    !str_eq(x->value, y->value))
 			return false;
 	}
 	return true;
@@ -66,8 +68,9 @@ bool kb_node_same_build(const kb_object *a, const kb_object *b)
 		return false;
 	const kb_node_obj *na = &a->u.node, *nb = &b->u.node;
 	if (!str_eq(a->meta.name, b->meta.name) || a->meta.deleting != b->meta.deleting ||
-	    !kb_labels_equal(&a->meta.labels, &b->meta.labels) || na->unschedulable != nb->unschedulable ||
-	    na->ready != nb->ready || na->ngpus != nb->ngpus || !str_eq(na->gpu_model, nb->gpu_model) ||
+	    !kb_labels_equal(&a->meta.labels, &b->meta.labels) ||
+	    na->unschedulable != nb->unschedulable || na->ready != nb->ready ||
+	    na->ngpus != nb->ngpus || !str_eq(na->gpu_model, nb->gpu_model) ||
 	    memcmp(&na->allocatable, &nb->allocatable, sizeof(na->allocatable)) != 0 ||
 	    !taints_eq(na, nb))
 		return false;

@@ -1,0 +1,219 @@
+/* decode_pod.c - a Pod's fields (see decode.h): scheduler, node, phase,
+ * priority, the PodGroup it belongs to, the simulator's times and the GPU
+ * annotations; its containers and placement are read by
+ * decode_pod_containers.c and decode_pod_placement.c. */
+#include "cache/decode.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <string.h>
+
+#include "api/quantity.h"
+
+#define DEFAULT_SCHEDULER "default-scheduler"
+
+/* status.phase; absent or "" is Pending. */
+static int dec_phase(dec_ctx *d, const kb_yaml_node *status, kb_pod_phase *ret)
+{
+	const kb_yaml_node *ph = kb_yaml_get(status, "phase");
+	if (kb_yaml_is_null(ph) || dec_scalar_is(ph, "Pending") || dec_scalar_is(ph, ""))
+		*ret = KB_POD_PENDING;
+	else if (dec_scalar_is(ph, "Running"))
+		*ret = KB_POD_RUNNING;
+	else if (dec_scalar_is(ph, "Succeeded"))
+		*ret = KB_POD_SUCCEEDED;
+	else if (dec_scalar_is(ph, "Failed"))
+		*ret = KB_POD_FAILED;
+	else if (dec_scalar_is(ph, "Unknown"))
+		*ret = KB_POD_UNKNOWN;
+	else if (dec_is_scalar(ph))
+		return dec_fail(d, -EINVAL, ph, "status.phase",
+				"unknown phase \"%.*s\" (want Pending, Running, Succeeded, "
+				"Failed or Unknown)",
+				DEC_QUOTE_MAX, ph->str);
+	else
+		return dec_fail(d, -EINVAL, ph, "status.phase", "expected a string, got %s",
+				kb_yaml_kind_name(ph));
+	return 0;
+}
+
+/* The PodGroup the pod names, first found of: the annotations
+ * KB_ANN_GROUP_NAME and KB_ANN_VOLCANO_GROUP_NAME, the labels
+ * KB_LABEL_COSCHED_GROUP and KB_LABEL_COSCHED_GROUP_OLD. */
+static int dec_group(dec_ctx *d, kb_pod_obj *po)
+{
+	const kb_meta *m = &d->o->meta;
+	const char *g = kb_labels_get(&m->annotations, KB_ANN_GROUP_NAME);
+	if (!g || !*g)
+		g = kb_labels_get(&m->annotations, KB_ANN_VOLCANO_GROUP_NAME);
+	if (!g || !*g)
+		g = kb_labels_get(&m->labels, KB_LABEL_COSCHED_GROUP);
+	if (!g || !*g)
+		g = kb_labels_get(&m->labels, KB_LABEL_COSCHED_GROUP_OLD);
+	po->group_name = g && *g ? g : NULL;
+	if (po->group_name &&
+	    !(po->group_key = kb_arena_printf(d->a, "%s/%s", m->ns, po->group_name)))
+		return dec_nomem(d);
+	return 0;
+}
+
+/* Annotation ann, seconds (possibly fractional), to ms exactly in *ret_ms;
+ * absent leaves *ret_ms alone. */
+static int dec_sim_seconds(dec_ctx *d, const char *ann, int64_t *ret_ms)
+{
+	const char *s = kb_labels_get(&d->o->meta.annotations, ann);
+	if (!s)
+		return 0;
+	int64_t ms;
+	char path[DEC_PATH_LEN];
+	dec_path(path, "metadata.annotations.%s", ann);
+	if (kb_quantity_parse(s, &ms) < 0 || ms < 0)
+		return dec_fail(d, -EINVAL, dec_annotation_node(d, ann), path,
+				"want a non-negative number of seconds (e.g. \"1.5\"), "
+				"got \"%.*s\"",
+				DEC_QUOTE_MAX, s);
+	*ret_ms = ms;
+	return 0;
+}
+
+/* KB_ANN_GPU_MILLI: a share of one GPU, 1..999 milli-GPU; the pod, which
+ * asks for one nvidia.com/gpu or none, is charged its share. */
+static int dec_gpu_milli(dec_ctx *d, kb_pod_obj *po)
+{
+	const char *milli = kb_labels_get(&d->o->meta.annotations, KB_ANN_GPU_MILLI);
+	if (!milli)
+		return 0;
+	const kb_yaml_node *at = dec_annotation_node(d, KB_ANN_GPU_MILLI);
+	const char *path = "metadata.annotations." KB_ANN_GPU_MILLI;
+	int v = 0;
+	size_t len = strlen(milli);
+	bool ok = len > 0 && len <= 3;
+	for (size_t i = 0; ok && i < len; i++) {
+		ok = milli[i] >= '0' && milli[i] <= '9';
+		v = v * 10 + (milli[i] - '0');
+	}
+	if (!ok || v < 1 || v > 999)
+		return dec_fail(d, -EINVAL, at, path,
+				"want an integer 1..999 (milli-GPU of one GPU), got \"%.*s\"",
+				DEC_QUOTE_MAX, milli);
+	int gi = kb_resnames_intern(d->rn, KB_RES_GPU_NAME);
+	if (gi == -ENOSPC)
+		return dec_fail(d, -ENOSPC, at, path,
+				"too many distinct resource names in the cluster (at most %d)",
+				KB_RES_MAX);
+	if (gi < 0)
+		return dec_fail(d, -EINVAL, at, path, "cannot register %s", KB_RES_GPU_NAME);
+	int64_t asked = po->req.q[gi];
+	if (asked != 0 && asked != 1000)
+		return dec_fail(d, -EINVAL, at, path,
+				"a pod sharing a GPU must ask for 1 %s or none, it asks for "
+				"%lld milli-GPU",
+				KB_RES_GPU_NAME, (long long)asked);
+	po->spec.gpu_milli = v;
+	po->req.q[gi] = v; /* charged its share of one GPU */
+	return 0;
+}
+
+/* The message for a devices annotation that does not parse. */
+static int bad_devices(dec_ctx *d, const kb_yaml_node *at, const char *path, const char *devs)
+{
+	return dec_fail(d, -EINVAL, at, path,
+			"want distinct device indices 0..%d like \"0,1\", got \"%.*s\"",
+			KB_MAX_GPUS - 1, DEC_QUOTE_MAX, devs);
+}
+
+/* KB_ANN_GPU_DEVICES, "0,1": the devices chosen at bind (cluster mode). */
+static int dec_gpu_devices(dec_ctx *d, kb_pod_obj *po)
+{
+	const char *devs = kb_labels_get(&d->o->meta.annotations, KB_ANN_GPU_DEVICES);
+	if (!devs || !*devs)
+		return 0;
+	const kb_yaml_node *at = dec_annotation_node(d, KB_ANN_GPU_DEVICES);
+	const char *path = "metadata.annotations." KB_ANN_GPU_DEVICES;
+	uint8_t *v = kb_arena_alloc(d->a, KB_MAX_GPUS);
+	if (!v)
+		return dec_nomem(d);
+	uint32_t n = 0, seen = 0;
+	const char *p = devs;
+	for (;;) {
+		while (*p == ' ')
+			p++;
+		int dev = 0;
+		const char *start = p;
+		while (*p >= '0' && *p <= '9' && dev < KB_MAX_GPUS)
+			dev = dev * 10 + (*p++ - '0');
+		if (p == start || dev >= KB_MAX_GPUS || (seen & (1u << dev)))
+			return bad_devices(d, at, path, devs);
+		seen |= 1u << dev;
+		v[n++] = (uint8_t)dev;
+		while (*p == ' ')
+			p++;
+		if (*p == '\0')
+			break;
+		if (*p != ',')
+			return bad_devices(d, at, path, devs);
+		p++;
+	}
+	po->gpu_devices = v;
+	po->ngpu_devices = n;
+	return 0;
+}
+
+/* The GPU annotations: models accepted, a share of one GPU, devices. */
+static int dec_gpu_wishes(dec_ctx *d, kb_pod_obj *po)
+{
+	const char *models = kb_labels_get(&d->o->meta.annotations, KB_ANN_GPU_MODELS);
+	if (models) {
+		if (!*models)
+			return dec_fail(d, -EINVAL, dec_annotation_node(d, KB_ANN_GPU_MODELS),
+					"metadata.annotations." KB_ANN_GPU_MODELS,
+					"must not be empty (want models like \"V100|A100\")");
+		po->spec.gpu_models = models;
+	}
+	int r = dec_gpu_milli(d, po);
+	if (r < 0)
+		return r;
+	return dec_gpu_devices(d, po);
+}
+
+int dec_pod(dec_ctx *d)
+{
+	kb_pod_obj *po = &d->o->u.pod;
+	const kb_yaml_node *spec, *status;
+	int r;
+	if ((r = dec_map(d, kb_yaml_get(d->root, "spec"), "spec", &spec)) < 0 ||
+	    (r = dec_map(d, kb_yaml_get(d->root, "status"), "status", &status)) < 0)
+		return r;
+	if ((r = dec_str_nonempty(d, kb_yaml_get(spec, "schedulerName"), "spec.schedulerName",
+				  &po->scheduler_name)) < 0)
+		return r;
+	if (!po->scheduler_name)
+		po->scheduler_name = DEFAULT_SCHEDULER;
+	if ((r = dec_str_nonempty(d, kb_yaml_get(spec, "nodeName"), "spec.nodeName",
+				  &po->node_name)) < 0 ||
+	    (r = dec_phase(d, status, &po->phase)) < 0)
+		return r;
+	int64_t prio = 0;
+	if ((r = dec_int(d, kb_yaml_get(spec, "priority"), "spec.priority", INT32_MIN, INT32_MAX,
+			 &prio, &po->has_priority)) < 0)
+		return r;
+	po->priority = (int32_t)prio;
+	if ((r = dec_str_nonempty(d, kb_yaml_get(spec, "priorityClassName"),
+				  "spec.priorityClassName", &po->priority_class_name)) < 0)
+		return r;
+	if ((r = dec_group(d, po)) < 0)
+		return r;
+
+	po->spec.labels = d->o->meta.labels;
+	if ((r = dec_pod_containers(d, spec, po)) < 0 ||
+	    (r = dec_pod_placement(d, spec, &po->spec)) < 0)
+		return r;
+	po->sim_duration_ms = -1;
+	if ((r = dec_sim_seconds(d, KB_ANN_SIM_ARRIVAL, &po->sim_arrival_ms)) < 0 ||
+	    (r = dec_sim_seconds(d, KB_ANN_SIM_DURATION, &po->sim_duration_ms)) < 0)
+		return r;
+	if ((r = dec_gpu_wishes(d, po)) < 0)
+		return r;
+	po->best_effort = kb_res_is_best_effort(&po->req);
+	return 0;
+}

@@ -1,0 +1,113 @@
+/* decode_podgroup.c - a PodGroup's fields (see decode.h), kube-batch's,
+ * volcano's or coscheduling's (under either of its two group names; see
+ * dec_pg_flavor): minMember, minResources, queue and priorityClassName (not
+ * in coscheduling's), and the status a scheduler last wrote. Another
+ * apiVersion is an error. */
+#include "cache/decode.h"
+
+#include <errno.h>
+#include <limits.h>
+
+/* status.phase as the scheduler reads it: Inqueue (volcano's Scheduling
+ * too), Running, Unknown, Completed (coscheduling's Finished too), else
+ * Pending (Pending, absent, Failed, anything else). */
+static kb_pg_phase phase_of(const kb_yaml_node *ph)
+{
+	if (dec_scalar_is(ph, "Inqueue") || dec_scalar_is(ph, "Scheduling"))
+		return KB_PG_INQUEUE;
+	if (dec_scalar_is(ph, "Running"))
+		return KB_PG_RUNNING;
+	if (dec_scalar_is(ph, "Unknown"))
+		return KB_PG_UNKNOWN;
+	if (dec_scalar_is(ph, "Completed") || dec_scalar_is(ph, "Finished"))
+		return KB_PG_COMPLETED;
+	return KB_PG_PENDING;
+}
+
+/* What a scheduler last wrote into a PodGroup's status besides the phase
+ * (kb_podgroup_obj): the counts and the Unschedulable condition's message.
+ * Lenient: a malformed field is unknown, never an error. */
+static int dec_written(dec_ctx *d, const kb_yaml_node *status, kb_podgroup_obj *pg)
+{
+	static const char *const names[] = {"running", "succeeded", "failed"};
+	int32_t *counts[] = {&pg->running, &pg->succeeded, &pg->failed};
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		const kb_yaml_node *n = kb_yaml_get(status, names[i]);
+		int64_t v;
+		*counts[i] = kb_yaml_is_null(n)				       ? 0
+			     : kb_yaml_int(n, &v) == 0 && v >= 0 && v <= INT32_MAX ? (int32_t)v
+										    : -1;
+	}
+	const kb_yaml_node *conds = kb_yaml_get(status, "conditions");
+	if (!conds || conds->kind != KB_YAML_SEQ)
+		return 0;
+	for (size_t i = 0; i < conds->n; i++) {
+		const kb_yaml_node *c = conds->items[i];
+		const kb_yaml_node *msg = kb_yaml_get(c, "message");
+		if (!dec_scalar_is(kb_yaml_get(c, "type"), "Unschedulable") ||
+		    !dec_scalar_is(kb_yaml_get(c, "status"), "True") || !dec_is_scalar(msg))
+			continue;
+		if (!(pg->unschedulable = kb_arena_strndup(d->a, msg->str, msg->len)))
+			return dec_nomem(d);
+		break;
+	}
+	return 0;
+}
+
+/* status: the phase, as read and as written, and what dec_written reads. */
+static int dec_status(dec_ctx *d, const kb_yaml_node *status, kb_podgroup_obj *pg)
+{
+	const kb_yaml_node *ph = kb_yaml_get(status, "phase");
+	if (ph && !dec_is_scalar(ph))
+		return dec_fail(d, -EINVAL, ph, "status.phase", "expected a string, got %s",
+				kb_yaml_kind_name(ph));
+	int r;
+	if ((r = dec_str_nonempty(d, ph, "status.phase", &pg->status_phase)) < 0 ||
+	    (r = dec_written(d, status, pg)) < 0)
+		return r;
+	pg->phase = phase_of(ph);
+	return 0;
+}
+
+int dec_podgroup(dec_ctx *d)
+{
+	kb_podgroup_obj *pg = &d->o->u.podgroup;
+	const kb_yaml_node *av = kb_yaml_get(d->root, "apiVersion");
+	pg->flavor = dec_pg_flavor(d->o->api_version);
+	if (pg->flavor == KB_PG_NONE)
+		return dec_fail(d, -EINVAL, av, "apiVersion",
+				"unknown PodGroup API \"%.*s\" (want "
+				"scheduling.incubator.k8s.io/v1alpha1, "
+				"scheduling.volcano.sh/v1beta1 or scheduling.x-k8s.io/v1alpha1)",
+				DEC_QUOTE_MAX, d->o->api_version);
+	const kb_yaml_node *spec, *status;
+	int r;
+	if ((r = dec_map(d, kb_yaml_get(d->root, "spec"), "spec", &spec)) < 0 ||
+	    (r = dec_map(d, kb_yaml_get(d->root, "status"), "status", &status)) < 0)
+		return r;
+
+	const kb_yaml_node *mm = kb_yaml_get(spec, "minMember");
+	int64_t v = 0;
+	if ((r = dec_int(d, mm, "spec.minMember", INT32_MIN, INT32_MAX, &v, NULL)) < 0)
+		return r;
+	if (v < 0)
+		return dec_fail(d, -EINVAL, mm, "spec.minMember", "must be >= 0, got %lld",
+				(long long)v);
+	pg->min_member = (int32_t)v;
+
+	uint32_t mask;
+	const kb_yaml_node *mr = kb_yaml_get(spec, "minResources");
+	if ((r = dec_reslist(d, mr, "spec.minResources", &pg->min_resources, &mask)) < 0)
+		return r;
+	pg->has_min_resources = !kb_yaml_is_null(mr);
+
+	if (pg->flavor != KB_PG_COSCHED) {
+		if ((r = dec_str_nonempty(d, kb_yaml_get(spec, "queue"), "spec.queue",
+					  &pg->queue)) < 0)
+			return r;
+		if ((r = dec_str_nonempty(d, kb_yaml_get(spec, "priorityClassName"),
+					  "spec.priorityClassName", &pg->priority_class_name)) < 0)
+			return r;
+	}
+	return dec_status(d, status, pg);
+}

@@ -1,0 +1,71 @@
+/* decode_queue.c - a Queue's fields (see decode.h), kube-batch's or
+ * volcano's: weight and capability, and volcano's guarantee, reclaimable,
+ * parent and status.state. */
+#include "cache/decode.h"
+
+#include <errno.h>
+#include <limits.h>
+
+/* What only volcano's Queue has. */
+static int dec_volcano(dec_ctx *d, const kb_yaml_node *spec, const kb_yaml_node *status,
+		       kb_queue_obj *q)
+{
+	const kb_yaml_node *g;
+	uint32_t gmask;
+	int r;
+	if ((r = dec_map(d, kb_yaml_get(spec, "guarantee"), "spec.guarantee", &g)) < 0 ||
+	    (r = dec_reslist(d, kb_yaml_get(g, "resource"), "spec.guarantee.resource",
+			     &q->guarantee, &gmask)) < 0)
+		return r;
+	if ((r = dec_bool(d, kb_yaml_get(spec, "reclaimable"), "spec.reclaimable",
+			  &q->reclaimable)) < 0)
+		return r;
+	if ((r = dec_str_nonempty(d, kb_yaml_get(spec, "parent"), "spec.parent", &q->parent)) < 0)
+		return r;
+	const kb_yaml_node *st = kb_yaml_get(status, "state");
+	if (st && !kb_yaml_is_null(st) && !dec_is_scalar(st))
+		return dec_fail(d, -EINVAL, st, "status.state", "expected a string, got %s",
+				kb_yaml_kind_name(st));
+	if (dec_scalar_is(st, "Closed"))
+		q->state = KB_QUEUE_CLOSED;
+	else if (dec_scalar_is(st, "Closing"))
+		q->state = KB_QUEUE_CLOSING;
+	return 0; /* Open, Unknown or absent: open */
+}
+
+int dec_queue(dec_ctx *d)
+{
+	kb_queue_obj *q = &d->o->u.queue;
+	const kb_yaml_node *av = kb_yaml_get(d->root, "apiVersion");
+	q->flavor = dec_pg_flavor(d->o->api_version);
+	if (q->flavor != KB_PG_KUBE_BATCH && q->flavor != KB_PG_VOLCANO)
+		return dec_fail(d, -EINVAL, av, "apiVersion",
+				"unknown Queue API \"%.*s\" (want "
+				"scheduling.incubator.k8s.io/v1alpha1 or "
+				"scheduling.volcano.sh/v1beta1)",
+				DEC_QUOTE_MAX, d->o->api_version);
+	const kb_yaml_node *spec, *status;
+	int r;
+	if ((r = dec_map(d, kb_yaml_get(d->root, "spec"), "spec", &spec)) < 0 ||
+	    (r = dec_map(d, kb_yaml_get(d->root, "status"), "status", &status)) < 0)
+		return r;
+
+	const kb_yaml_node *wn = kb_yaml_get(spec, "weight");
+	int64_t w = 1;
+	if ((r = dec_int(d, wn, "spec.weight", INT32_MIN, INT32_MAX, &w, NULL)) < 0)
+		return r;
+	if (w == 0 && q->flavor == KB_PG_VOLCANO)
+		w = 1;
+	if (w < 1)
+		return dec_fail(d, -EINVAL, wn, "spec.weight", "must be >= 1, got %lld",
+				(long long)w);
+	q->weight = (int32_t)w;
+	if ((r = dec_reslist(d, kb_yaml_get(spec, "capability"), "spec.capability",
+			     &q->capability, &q->capability_mask)) < 0)
+		return r;
+	q->reclaimable = true;
+	q->state = KB_QUEUE_OPEN;
+	if (q->flavor != KB_PG_VOLCANO)
+		return 0;
+	return dec_volcano(d, spec, status, q);
+}
