@@ -109,6 +109,13 @@ typedef struct kb_pod_spec {
 	int32_t gpu_milli;
 } kb_pod_spec;
 
+/* One entry of volcano's minTaskMember: at least min pods of the task role
+ * must run for the job to be ready. */
+typedef struct kb_role_min {
+	const char *role;
+	int32_t min;
+} kb_role_min;
+
 /* ---- task ------------------------------------------------------------------------ */
 
 /* kube-batch's TaskStatus. */
@@ -157,6 +164,9 @@ typedef struct kb_task {
 	bool best_effort;    /* asks for nothing but a pod slot */
 	bool foreign;        /* another scheduler's pod: occupies its node, never scheduled */
 	bool critical;       /* system-cluster-critical / system-node-critical / kube-system */
+	bool preempt_never;  /* preemptionPolicy Never (the pod's, else its PriorityClass's) */
+	bool preemptable;    /* may be a victim (volcano.sh/preemptable, default true) */
+	int16_t role;        /* index into its job's roles, or -1 */
 	uint32_t gpu_mask;   /* device indices chosen on its node (bit i = GPU i) */
 	const kb_pod_spec *spec;
 	uint32_t cache_slot; /* the cache's slot of this pod (private to cache/) */
@@ -193,6 +203,9 @@ typedef struct kb_job {
 	kb_pg_phase phase;
 	bool has_min_resources;
 	kb_res min_resources; /* PodGroup spec.minResources */
+	/* minTaskMember (volcano), sorted by role; nroles == 0 when none. */
+	const kb_role_min *roles;
+	uint32_t nroles;
 	uint32_t cache_slot; /* the cache's PodGroup slot, or UINT32_MAX (private to cache/) */
 	/* Tasks of this job: snapshot->job_tasks[first_task .. first_task + ntasks) */
 	uint32_t first_task;

@@ -123,6 +123,25 @@ int dec_bool(dec_ctx *d, const kb_yaml_node *n, const char *path, bool *ret)
 	return 0;
 }
 
+int dec_preemption_policy(dec_ctx *d, const kb_yaml_node *n, const char *path,
+			  kb_preemption_policy *ret)
+{
+	if (kb_yaml_is_null(n))
+		*ret = KB_PREEMPTION_UNSET;
+	else if (dec_scalar_is(n, "PreemptLowerPriority"))
+		*ret = KB_PREEMPTION_LOWER_PRIORITY;
+	else if (dec_scalar_is(n, "Never"))
+		*ret = KB_PREEMPTION_NEVER;
+	else if (dec_is_scalar(n))
+		return dec_fail(d, -EINVAL, n, path,
+				"want PreemptLowerPriority or Never, got \"%.*s\"", DEC_QUOTE_MAX,
+				n->str);
+	else
+		return dec_fail(d, -EINVAL, n, path, "expected a string, got %s",
+				kb_yaml_kind_name(n));
+	return 0;
+}
+
 int dec_taint_effect(dec_ctx *d, const kb_yaml_node *n, const char *path, kb_taint_effect *ret)
 {
 	if (kb_yaml_is_null(n) || dec_scalar_is(n, ""))

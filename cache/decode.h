@@ -116,6 +116,11 @@ int dec_bool(dec_ctx *d, const kb_yaml_node *n, const char *path, bool *ret);
 
 /* A taint effect; absent or "" is KB_EFFECT_ALL (callers that need one
  * check first). Another word or a non-scalar: -EINVAL. */
+/* A preemptionPolicy at path: absent is KB_PREEMPTION_UNSET, else
+ * "PreemptLowerPriority" or "Never"; anything else is -EINVAL naming path. */
+int dec_preemption_policy(dec_ctx *d, const kb_yaml_node *n, const char *path,
+			  kb_preemption_policy *ret);
+
 int dec_taint_effect(dec_ctx *d, const kb_yaml_node *n, const char *path, kb_taint_effect *ret);
 
 /* The PodGroup and Queue family an apiVersion names: KB_PG_KUBE_BATCH,

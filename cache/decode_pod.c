@@ -57,6 +57,37 @@ static int dec_group(dec_ctx *d, kb_pod_obj *po)
 	return 0;
 }
 
+/* KB_PREEMPTABLE_KEY as a label or an annotation: "true" or "false"
+ * (either spelled as Go's strconv.ParseBool takes it); false in either
+ * place wins; absent is true. */
+static int dec_preemptable(dec_ctx *d, kb_pod_obj *po)
+{
+	static const char *const yes[] = {"true", "True", "TRUE", "t", "T", "1"};
+	static const char *const no[] = {"false", "False", "FALSE", "f", "F", "0"};
+	const kb_labels *where[] = {&d->o->meta.labels, &d->o->meta.annotations};
+	static const char *const paths[] = {"metadata.labels." KB_PREEMPTABLE_KEY,
+					    "metadata.annotations." KB_PREEMPTABLE_KEY};
+	po->preemptable = true;
+	for (int w = 0; w < 2; w++) {
+		const char *v = kb_labels_get(where[w], KB_PREEMPTABLE_KEY);
+		if (!v)
+			continue;
+		bool known = false;
+		for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
+			known |= strcmp(v, yes[i]) == 0;
+			if (strcmp(v, no[i]) == 0) {
+				known = true;
+				po->preemptable = false;
+			}
+		}
+		if (!known)
+			return dec_fail(d, -EINVAL, w ? dec_annotation_node(d, KB_PREEMPTABLE_KEY) : NULL,
+					paths[w], "want \"true\" or \"false\", got \"%.*s\"",
+					DEC_QUOTE_MAX, v);
+	}
+	return 0;
+}
+
 /* Annotation ann, seconds (possibly fractional), to ms exactly in *ret_ms;
  * absent leaves *ret_ms alone. */
 static int dec_sim_seconds(dec_ctx *d, const char *ann, int64_t *ret_ms)
@@ -201,8 +232,11 @@ int dec_pod(dec_ctx *d)
 	if ((r = dec_str_nonempty(d, kb_yaml_get(spec, "priorityClassName"),
 				  "spec.priorityClassName", &po->priority_class_name)) < 0)
 		return r;
-	if ((r = dec_group(d, po)) < 0)
+	if ((r = dec_preemption_policy(d, kb_yaml_get(spec, "preemptionPolicy"),
+				       "spec.preemptionPolicy", &po->preemption_policy)) < 0 ||
+	    (r = dec_preemptable(d, po)) < 0 || (r = dec_group(d, po)) < 0)
 		return r;
+	po->task_role = kb_labels_get(&d->o->meta.annotations, KB_ANN_TASK_SPEC);
 
 	po->spec.labels = d->o->meta.labels;
 	if ((r = dec_pod_containers(d, spec, po)) < 0 ||

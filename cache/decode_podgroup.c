@@ -1,12 +1,15 @@
 /* decode_podgroup.c - a PodGroup's fields (see decode.h), kube-batch's,
  * volcano's or coscheduling's (under either of its two group names; see
  * dec_pg_flavor): minMember, minResources, queue and priorityClassName (not
- * in coscheduling's), and the status a scheduler last wrote. Another
+ * in coscheduling's), volcano's minTaskMember, and the status a scheduler
+ * last wrote. Another
  * apiVersion is an error. */
 #include "cache/decode.h"
 
 #include <errno.h>
 #include <limits.h>
+#include <stdlib.h>
+#include <string.h>
 
 /* status.phase as the scheduler reads it: Inqueue (volcano's Scheduling
  * too), Running, Unknown, Completed (coscheduling's Finished too), else
@@ -69,6 +72,43 @@ static int dec_status(dec_ctx *d, const kb_yaml_node *status, kb_podgroup_obj *p
 	return 0;
 }
 
+static int cmp_role(const void *a, const void *b)
+{
+	return strcmp(((const kb_role_min *)a)->role, ((const kb_role_min *)b)->role);
+}
+
+/* volcano's spec.minTaskMember: a map of task role to a count >= 0. The
+ * roles are sorted (so lookups bisect); a role the map names twice is
+ * refused by the YAML reader already. */
+static int dec_min_task_member(dec_ctx *d, const kb_yaml_node *spec, kb_podgroup_obj *pg)
+{
+	const kb_yaml_node *m;
+	int r = dec_map(d, kb_yaml_get(spec, "minTaskMember"), "spec.minTaskMember", &m);
+	if (r < 0 || !m || m->n == 0)
+		return r;
+	if (m->n > KB_OBJ_LIST_MAX)
+		return dec_fail(d, -EINVAL, m, "spec.minTaskMember",
+				"too many entries (%zu, at most %d)", m->n, KB_OBJ_LIST_MAX);
+	kb_role_min *v = kb_arena_calloc(d->a, m->n, sizeof(*v));
+	if (!v)
+		return dec_nomem(d);
+	for (size_t i = 0; i < m->n; i++) {
+		const kb_yaml_pair *p = &m->pairs[i];
+		char path[DEC_PATH_LEN];
+		dec_path(path, "spec.minTaskMember.%s", p->key->str);
+		int64_t n = 0;
+		if ((r = dec_int(d, p->value, path, 0, INT32_MAX, &n, NULL)) < 0)
+			return r;
+		if (!(v[i].role = kb_arena_strndup(d->a, p->key->str, p->key->len)))
+			return dec_nomem(d);
+		v[i].min = (int32_t)n;
+	}
+	qsort(v, m->n, sizeof(*v), cmp_role);
+	pg->min_task_member = v;
+	pg->nmin_task_member = (uint32_t)m->n;
+	return 0;
+}
+
 int dec_podgroup(dec_ctx *d)
 {
 	kb_podgroup_obj *pg = &d->o->u.podgroup;
@@ -106,7 +146,8 @@ int dec_podgroup(dec_ctx *d)
 					  &pg->queue)) < 0)
 			return r;
 		if ((r = dec_str_nonempty(d, kb_yaml_get(spec, "priorityClassName"),
-					  "spec.priorityClassName", &pg->priority_class_name)) < 0)
+					  "spec.priorityClassName", &pg->priority_class_name)) < 0 ||
+		    (r = dec_min_task_member(d, spec, pg)) < 0)
 			return r;
 	}
 	return dec_status(d, status, pg);

@@ -1,5 +1,5 @@
 /* decode_priority_class.c - a PriorityClass's fields (see decode.h): value
- * (required) and globalDefault. */
+ * (required), globalDefault and preemptionPolicy. */
 #include "cache/decode.h"
 
 #include <errno.h>
@@ -17,6 +17,9 @@ int dec_priority_class(dec_ctx *d)
 	if (!present)
 		return dec_fail(d, -EINVAL, NULL, "value", "required");
 	pc->value = (int32_t)v;
+	if ((r = dec_preemption_policy(d, kb_yaml_get(d->root, "preemptionPolicy"),
+				       "preemptionPolicy", &pc->preemption_policy)) < 0)
+		return r;
 	return dec_bool(d, kb_yaml_get(d->root, "globalDefault"), "globalDefault",
 			&pc->global_default);
 }

@@ -164,16 +164,23 @@ static void reloc_object(const packer *pk, kb_object *o)
 		RELOC(pk, po->priority_class_name);
 		RELOC(pk, po->group_name);
 		RELOC(pk, po->group_key);
+		RELOC(pk, po->task_role);
 		reloc_pod_spec(pk, &po->spec);
 		RELOC(pk, po->gpu_devices);
 		break;
 	}
-	case KB_KIND_PODGROUP:
+	case KB_KIND_PODGROUP: {
+		kb_podgroup_obj *pg = &o->u.podgroup;
+		RELOC(pk, pg->min_task_member);
+		kb_role_min *rm = (kb_role_min *)pg->min_task_member;
+		for (uint32_t i = 0; i < pg->nmin_task_member; i++)
+			RELOC(pk, rm[i].role);
 		RELOC(pk, o->u.podgroup.queue);
 		RELOC(pk, o->u.podgroup.priority_class_name);
 		RELOC(pk, o->u.podgroup.status_phase);
 		RELOC(pk, o->u.podgroup.unschedulable);
 		break;
+	}
 	case KB_KIND_QUEUE:
 		RELOC(pk, o->u.queue.parent);
 		break;

@@ -75,6 +75,12 @@
 #define KB_ANN_GPU_TOPOLOGY "kube-batchd.io/gpu-topology" /* node: "0,1,2,3;4,5,6,7" groups */
 #define KB_ANN_GPU_DEVICES "kube-batchd.io/gpu-devices"   /* pod, written at bind: "0,1" */
 #define KB_LABEL_GPU_PRODUCT "nvidia.com/gpu.product"
+/* volcano's: a pod (label or annotation) that may not be a victim of
+ * preempt or reclaim when "false"; "true" or absent: it may. */
+#define KB_PREEMPTABLE_KEY "volcano.sh/preemptable"
+/* volcano's task role of a pod (the training-operator and volcano's job
+ * controller set it): what a PodGroup's spec.minTaskMember counts. */
+#define KB_ANN_TASK_SPEC "volcano.sh/task-spec"
 #define KB_RES_GPU_NAME "nvidia.com/gpu"
 
 typedef enum kb_kind {
@@ -119,6 +125,13 @@ typedef struct kb_node_obj {
 	const uint8_t *gpu_group; /* ngpus entries from KB_ANN_GPU_TOPOLOGY, or NULL */
 } kb_node_obj;
 
+/* spec.preemptionPolicy of a Pod or a PriorityClass. */
+typedef enum kb_preemption_policy {
+	KB_PREEMPTION_UNSET = 0,        /* absent: the PriorityClass's, else PreemptLowerPriority */
+	KB_PREEMPTION_LOWER_PRIORITY,   /* PreemptLowerPriority */
+	KB_PREEMPTION_NEVER,            /* Never: waits, evicts nobody */
+} kb_preemption_policy;
+
 typedef struct kb_pod_obj {
 	const char *scheduler_name; /* spec.schedulerName; "default-scheduler" when absent */
 	const char *node_name;      /* spec.nodeName, or NULL */
@@ -126,6 +139,9 @@ typedef struct kb_pod_obj {
 	bool has_priority;
 	int32_t priority; /* spec.priority */
 	const char *priority_class_name; /* or NULL */
+	kb_preemption_policy preemption_policy; /* spec.preemptionPolicy */
+	bool preemptable;       /* KB_PREEMPTABLE_KEY, label or annotation; default true */
+	const char *task_role;  /* KB_ANN_TASK_SPEC, or NULL */
 	const char *group_name; /* PodGroup name in the pod's namespace, or NULL */
 	const char *group_key;  /* "ns/group_name", or NULL */
 	kb_res req;      /* see kb_task.req */
@@ -144,6 +160,10 @@ typedef struct kb_podgroup_obj {
 	const char *priority_class_name;
 	bool has_min_resources;
 	kb_res min_resources;
+	/* volcano's spec.minTaskMember: the fewest pods of each task role
+	 * (KB_ANN_TASK_SPEC) that must run; role names sorted, unique. */
+	const kb_role_min *min_task_member;
+	uint32_t nmin_task_member;
 	kb_pg_phase phase; /* status.phase */
 	/* The status as written, read leniently (a malformed field is only
 	 * unknown): a restarted daemon compares its first report with it and
@@ -167,6 +187,7 @@ typedef struct kb_queue_obj {
 typedef struct kb_priority_class_obj {
 	int32_t value;
 	bool global_default;
+	kb_preemption_policy preemption_policy; /* preemptionPolicy */
 } kb_priority_class_obj;
 
 typedef struct kb_object {

@@ -27,11 +27,24 @@ bool kb_pod_same_build(const kb_object *a, const kb_object *b)
 	       pa->has_priority == pb->has_priority && pa->priority == pb->priority &&
 	       str_eq(pa->priority_class_name, pb->priority_class_name) &&
 	       str_eq(pa->group_name, pb->group_name) && str_eq(pa->group_key, pb->group_key) &&
+	       pa->preemption_policy == pb->preemption_policy &&
+	       pa->preemptable == pb->preemptable && str_eq(pa->task_role, pb->task_role) &&
 	       memcmp(&pa->req, &pb->req, sizeof(pa->req)) == 0 &&
 	       pa->best_effort == pb->best_effort && pa->sim_arrival_ms == pb->sim_arrival_ms &&
 	       pa->sim_duration_ms == pb->sim_duration_ms &&
 	       kb_labels_equal(&pa->spec.labels, &pb->spec.labels) &&
 	       kb_pod_spec_same_placement(&pa->spec, &pb->spec);
+}
+
+static bool roles_eq(const kb_podgroup_obj *a, const kb_podgroup_obj *b)
+{
+	if (a->nmin_task_member != b->nmin_task_member)
+		return false;
+	for (uint32_t i = 0; i < a->nmin_task_member; i++)
+		if (a->min_task_member[i].min != b->min_task_member[i].min ||
+		    !str_eq(a->min_task_member[i].role, b->min_task_member[i].role))
+			return false;
+	return true;
 }
 
 bool kb_podgroup_same_build(const kb_object *a, const kb_object *b)
@@ -46,7 +59,8 @@ bool kb_podgroup_same_build(const kb_object *a, const kb_object *b)
 	       str_eq(ga->queue, gb->queue) &&
 	       str_eq(ga->priority_class_name, gb->priority_class_name) &&
 	       ga->has_min_resources == gb->has_min_resources &&
-	       memcmp(&ga->min_resources, &gb->min_resources, sizeof(ga->min_resources)) == 0;
+	       memcmp(&ga->min_resources, &gb->min_resources, sizeof(ga->min_resources)) == 0 &&
+	       roles_eq(ga, gb);
 }
 
 static bool taints_eq(const kb_node_obj *a, const kb_node_obj *b)
