@@ -583,6 +583,60 @@ static void pod_group_link_precedence(void **state)
 	}
 }
 
+/* Issue 15's inputs: preemptionPolicy (pod and PriorityClass), volcano's
+ * preemptable key (label or annotation, false wins) and task role, and a
+ * PodGroup's minTaskMember (sorted by role). */
+static void pod_preemption_controls(void **state)
+{
+	kb_object *o = decode_ok("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n");
+	assert_int_equal(o->u.pod.preemption_policy, KB_PREEMPTION_UNSET);
+	assert_true(o->u.pod.preemptable);
+	assert_null(o->u.pod.task_role);
+	kb_object_free(o);
+	o = decode_ok("apiVersion: v1\nkind: Pod\n"
+		      "metadata: {name: p, labels: {volcano.sh/preemptable: \"true\"},\n"
+		      "  annotations: {volcano.sh/preemptable: \"false\", volcano.sh/task-spec: ps}}\n"
+		      "spec: {preemptionPolicy: Never}\n");
+	assert_int_equal(o->u.pod.preemption_policy, KB_PREEMPTION_NEVER);
+	assert_false(o->u.pod.preemptable);
+	assert_string_equal(o->u.pod.task_role, "ps");
+	kb_object_free(o);
+	o = decode_ok("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n"
+		      "spec: {preemptionPolicy: PreemptLowerPriority}\n");
+	assert_int_equal(o->u.pod.preemption_policy, KB_PREEMPTION_LOWER_PRIORITY);
+	kb_object_free(o);
+	expect_error("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n"
+		     "spec: {preemptionPolicy: Sometimes}\n",
+		     "Pod \"default/p\": spec.preemptionPolicy: want PreemptLowerPriority or Never, "
+		     "got \"Sometimes\" (t.yaml:4:26)");
+	expect_error("apiVersion: v1\nkind: Pod\n"
+		     "metadata: {name: p, annotations: {volcano.sh/preemptable: maybe}}\n",
+		     "Pod \"default/p\": metadata.annotations.volcano.sh/preemptable: want \"true\" "
+		     "or \"false\", got \"maybe\" (t.yaml:3:59)");
+	o = decode_ok("apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\n"
+		      "metadata: {name: hi}\nvalue: 10\npreemptionPolicy: Never\n");
+	assert_int_equal(o->u.priority_class.preemption_policy, KB_PREEMPTION_NEVER);
+	kb_object_free(o);
+}
+
+static void podgroup_min_task_member(void **state)
+{
+	kb_object *o = decode_ok("apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\n"
+				 "metadata: {name: g}\n"
+				 "spec: {minMember: 3, minTaskMember: {worker: 2, ps: 1}}\n");
+	const kb_podgroup_obj *pg = &o->u.podgroup;
+	assert_int_equal(pg->nmin_task_member, 2);
+	assert_string_equal(pg->min_task_member[0].role, "ps");
+	assert_int_equal(pg->min_task_member[0].min, 1);
+	assert_string_equal(pg->min_task_member[1].role, "worker");
+	assert_int_equal(pg->min_task_member[1].min, 2);
+	kb_object_free(o);
+	expect_error("apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\n"
+		     "metadata: {name: g}\nspec: {minTaskMember: {worker: -1}}\n",
+		     "PodGroup \"default/g\": spec.minTaskMember.worker: out of range "
+		     "[0, 2147483647], got \"-1\" (t.yaml:4:32)");
+}
+
 static void pod_sim_annotations_are_exact_seconds(void **state)
 {
 	kb_object *o = decode_ok("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n"
@@ -1553,6 +1607,8 @@ int main(void)
 		cmocka_unit_test_setup(pod_best_effort_means_nothing_but_pods, setup),
 		cmocka_unit_test_setup(pod_request_errors, setup),
 		cmocka_unit_test_setup(pod_group_link_precedence, setup),
+		cmocka_unit_test_setup(pod_preemption_controls, setup),
+		cmocka_unit_test_setup(podgroup_min_task_member, setup),
 		cmocka_unit_test_setup(pod_sim_annotations_are_exact_seconds, setup),
 		cmocka_unit_test_setup(pod_gpu_annotations, setup),
 		cmocka_unit_test_setup(pod_node_selector_and_affinity, setup),
