@@ -328,28 +328,43 @@ double kb_node_score(const kb_session *ssn, const kb_task *task, const kb_node *
 typedef kb_vote (*victim_fn)(void *st, const kb_session *ssn, const kb_task *t,
 			     const uint32_t *cands, uint32_t n, bool *allow);
 
-static uint32_t select_victims(const kb_session *ssn, enum kb_hook h, const kb_task *t,
-			       const uint32_t *cands, uint32_t n, uint32_t *ret_victims)
+/* Two flag arrays of at least n entries from the session arena, kept for
+ * the next call (victim selection runs many times per session). The arena
+ * is the session's own output memory; the framework, not a plugin, casts
+ * the const session here. NULL on -ENOMEM. */
+static bool *victim_flags(const kb_session *cssn, uint32_t n)
+{
+	kb_session *ssn = (kb_session *)cssn;
+	if (n > ssn->victim_flags_cap) {
+		uint32_t cap = n > 2 * ssn->victim_flags_cap ? n : 2 * ssn->victim_flags_cap;
+		bool *v = kb_arena_alloc(&ssn->arena, 2 * (size_t)cap * sizeof(bool));
+		if (!v)
+			return NULL;
+		ssn->victim_flags = v;
+		ssn->victim_flags_cap = cap;
+	}
+	return ssn->victim_flags;
+}
+
+static int select_victims(const kb_session *ssn, enum kb_hook h, const kb_task *t,
+			  const uint32_t *cands, uint32_t n, uint32_t *ret_victims)
 {
 	const kb_hook_list *hl = &ssn->hooks[h];
 	if (n == 0)
 		return 0;
-	bool *acc = calloc(n, sizeof(bool));
-	bool *mine = calloc(n, sizeof(bool));
-	uint32_t nv = 0;
-	if (!acc || !mine)
-		goto out;
+	bool *acc = victim_flags(ssn, n);
+	if (!acc)
+		return -ENOMEM;
+	bool *mine = acc + ssn->victim_flags_cap;
 	uint32_t i = 0;
 	while (i < hl->n) {
 		uint32_t tier = hl->v[i].tier;
 		bool decided = false;
-		for (uint32_t k = 0; k < n; k++)
-			acc[k] = true;
+		memset(acc, 1, n * sizeof(bool));
 		for (; i < hl->n && hl->v[i].tier == tier; i++) {
 			victim_fn fn = h == KB_HOOK_PREEMPTABLE ? hl->v[i].ops->preemptable
 								: hl->v[i].ops->reclaimable;
-			for (uint32_t k = 0; k < n; k++)
-				mine[k] = true;
+			memset(mine, 1, n * sizeof(bool));
 			if (fn(hl->v[i].state, ssn, t, cands, n, mine) == KB_ABSTAIN)
 				continue;
 			decided = true;
@@ -357,26 +372,24 @@ static uint32_t select_victims(const kb_session *ssn, enum kb_hook h, const kb_t
 				acc[k] &= mine[k];
 		}
 		if (decided) {
+			int nv = 0;
 			for (uint32_t k = 0; k < n; k++)
 				if (acc[k])
 					ret_victims[nv++] = cands[k];
-			goto out;
+			return nv;
 		}
 	}
-out:
-	free(acc);
-	free(mine);
-	return nv;
+	return 0;
 }
 
-uint32_t kb_preemptable(const kb_session *ssn, const kb_task *preemptor, const uint32_t *cands,
-			uint32_t n, uint32_t *ret_victims)
+int kb_preemptable(const kb_session *ssn, const kb_task *preemptor, const uint32_t *cands,
+		   uint32_t n, uint32_t *ret_victims)
 {
 	return select_victims(ssn, KB_HOOK_PREEMPTABLE, preemptor, cands, n, ret_victims);
 }
 
-uint32_t kb_reclaimable(const kb_session *ssn, const kb_task *reclaimer, const uint32_t *cands,
-			uint32_t n, uint32_t *ret_victims)
+int kb_reclaimable(const kb_session *ssn, const kb_task *reclaimer, const uint32_t *cands,
+		   uint32_t n, uint32_t *ret_victims)
 {
 	return select_victims(ssn, KB_HOOK_RECLAIMABLE, reclaimer, cands, n, ret_victims);
 }

@@ -191,6 +191,10 @@ struct kb_session {
 	struct kb_place_memo *place_memo;
 	/* Bumped by kb_session_placement_changed(). */
 	uint64_t placement_epoch;
+	/* Victim selection's scratch (framework.c): two arrays of
+	 * victim_flags_cap flags, from the arena; NULL until first needed. */
+	bool *victim_flags;
+	uint32_t victim_flags_cap;
 };
 
 /* A plugin calls this when state that its predicate or node_order reads
@@ -259,11 +263,14 @@ int kb_predicate(const kb_session *ssn, const kb_task *task, const kb_node *node
 double kb_node_score(const kb_session *ssn, const kb_task *task, const kb_node *node);
 
 /* Victims among cands[0..n): writes the chosen ones (a subset, in input
- * order) to ret_victims (n slots) and returns their count. */
-uint32_t kb_preemptable(const kb_session *ssn, const kb_task *preemptor, const uint32_t *cands,
-			uint32_t n, uint32_t *ret_victims);
-uint32_t kb_reclaimable(const kb_session *ssn, const kb_task *reclaimer, const uint32_t *cands,
-			uint32_t n, uint32_t *ret_victims);
+ * order) to ret_victims (n slots) and returns their count, or -ENOMEM
+ * (nothing chosen: out of memory is never read as "no victims"). Scratch
+ * comes from the session arena and is kept for the next call.
+ * O(n x plugins in the deciding tier). */
+int kb_preemptable(const kb_session *ssn, const kb_task *preemptor, const uint32_t *cands,
+		   uint32_t n, uint32_t *ret_victims);
+int kb_reclaimable(const kb_session *ssn, const kb_task *reclaimer, const uint32_t *cands,
+		   uint32_t n, uint32_t *ret_victims);
 
 /* ---- plugin argument helpers ----------------------------------------------------- */
 

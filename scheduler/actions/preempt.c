@@ -120,14 +120,16 @@ static bool candidate(const evict_ctx *ec, const kb_task *t, const kb_task *v)
 	return q->reclaimable && kb_queue_can_give(q, &ec->ssn->deserved[vq], &v->req);
 }
 
-static uint32_t allowed(const evict_ctx *ec, const kb_task *t, const uint32_t *c, uint32_t n,
+/* The plugins' victims among c[0..n) into out: their count, or -ENOMEM. */
+static int allowed(const evict_ctx *ec, const kb_task *t, const uint32_t *c, uint32_t n,
 			uint32_t *out)
 {
 	return ec->mode == MODE_PREEMPT ? kb_preemptable(ec->ssn, t, c, n, out)
 					: kb_reclaimable(ec->ssn, t, c, n, out);
 }
 
-/* The fewest victims on node ni that let t fit there, or -1. */
+/* The fewest victims on node ni that let t fit there (their count), 0 when
+ * none do, or -ENOMEM. */
 static int victims_on_node(evict_ctx *ec, const kb_task *t, uint32_t ni, uint32_t *ret_victims)
 {
 	kb_snapshot *s = ec->ssn->snap_rw;
@@ -137,13 +139,15 @@ static int victims_on_node(evict_ctx *ec, const kb_task *t, uint32_t ni, uint32_
 		if (candidate(ec, t, &s->tasks[ti]))
 			ec->cands[nc++] = (uint32_t)ti;
 	if (nc == 0)
-		return -1;
-	uint32_t na = allowed(ec, t, ec->cands, nc, ec->victims);
-	sort_victims(s, ec->victims, na);
+		return 0;
+	int na = allowed(ec, t, ec->cands, nc, ec->victims);
+	if (na <= 0)
+		return na;
+	sort_victims(s, ec->victims, (uint32_t)na);
 	/* Take victims in order until the task fits the room they leave. */
 	kb_node room = *n;
 	uint32_t k = 0;
-	for (; k < na; k++) {
+	for (; k < (uint32_t)na; k++) {
 		const char *why;
 		if (kb_predicate(ec->ssn, t, &room, &why) == KB_FIT_OK)
 			break;
@@ -152,12 +156,13 @@ static int victims_on_node(evict_ctx *ec, const kb_task *t, uint32_t ni, uint32_
 	}
 	const char *why;
 	if (k == 0 || kb_predicate(ec->ssn, t, &room, &why) != KB_FIT_OK)
-		return -1;
+		return 0;
 	/* The plugins must accept exactly this set (a gang loses its spare
 	 * members, or everything, never a part in between). */
-	if (allowed(ec, t, ret_victims, k, ec->chosen) != k)
-		return -1;
-	return (int)k;
+	int again = allowed(ec, t, ret_victims, k, ec->chosen);
+	if (again < 0)
+		return again;
+	return again == (int)k ? (int)k : 0;
 }
 
 static const char *eviction_reason(evict_ctx *ec, const kb_task *t)
@@ -197,6 +202,8 @@ static int by_tasks(evict_ctx *ec, kb_statement *st, kb_job *j)
 		for (uint32_t ni = 0; ni < s->nnodes; ni++) {
 			int nv = victims_on_node(ec, t, ni, ec->chosen);
 			if (nv < 0)
+				return nv;
+			if (nv == 0)
 				continue;
 			if (best_n < 0 || nv < best_k ||
 			    (nv == best_k && victim_cmp(s, ec->chosen[nv - 1], ec->best[best_k - 1]) < 0)) {
@@ -269,7 +276,12 @@ static int by_jobs(evict_ctx *ec, kb_job *j, uint32_t first_pending, kb_statemen
 		if (vj == (uint32_t)t->job)
 			continue;
 		uint32_t n = whole_job(ec, t, vj, ec->cands);
-		if (n == 0 || allowed(ec, t, ec->cands, n, ec->victims) != n)
+		int na = n ? allowed(ec, t, ec->cands, n, ec->victims) : 0;
+		if (na < 0) {
+			free(all);
+			return na;
+		}
+		if (n == 0 || (uint32_t)na != n)
 			continue;
 		int64_t latest = 0;
 		for (uint32_t k = 0; k < n; k++)
