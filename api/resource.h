@@ -26,7 +26,7 @@
 enum {
 	KB_RES_CPU = 0,
 	KB_RES_MEMORY = 1,
-	KB_RES_PODS = 2,
+	KB_RES_PODS = 2, /* one pod is KB_ONE_POD (milli-units) */
 	KB_RES_NFIXED = 3,
 };
 
@@ -104,5 +104,8 @@ char *kb_res_format(const kb_res *a, const kb_resnames *t, char *buf, size_t siz
 /* Formats one quantity of resource idx with the unit users expect, e.g.
  * "500m" for cpu, "7680Mi" for memory. buf needs KB_QUANTITY_BUFSZ bytes. */
 char *kb_res_format_one(int64_t milli, const kb_resnames *t, int idx, char *buf);
+
+/* One pod slot, in milli-units. */
+#define KB_ONE_POD 1000
 
 #endif

@@ -20,9 +20,6 @@
 #include "plugins/plugins.h"
 #include "scheduler/framework.h"
 
-/* One pod slot, in milli-units (resource.h). */
-#define KB_ONE_POD 1000
-
 #define KB_TAINT_UNSCHEDULABLE "node.kubernetes.io/unschedulable"
 
 static const char REASON_NOT_READY[] = "node(s) were not ready";

@@ -54,6 +54,10 @@ static bool *switch_field(kb_plugin_conf *pc, const char *key)
 		{"enabledOverused", offsetof(kb_plugin_conf, overused)},
 		{"enableOverused", offsetof(kb_plugin_conf, overused)},
 		{"enableJobValid", offsetof(kb_plugin_conf, job_valid)},
+		{"enableJobStarving", offsetof(kb_plugin_conf, job_starving)},
+		{"enabledAllocatable", offsetof(kb_plugin_conf, allocatable)},
+		{"enableAllocatable", offsetof(kb_plugin_conf, allocatable)},
+		{"enablePreemptive", offsetof(kb_plugin_conf, preemptive)},
 	};
 	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++)
 		if (strcmp(table[i].name, key) == 0)
@@ -178,7 +182,8 @@ static int parse_plugin(kb_conf *c, kb_plugin_conf *pc, const kb_yaml_node *n, c
 	/* Absent switches mean enabled; resolved here, never left tri-state. */
 	pc->job_order = pc->job_ready = pc->job_pipelined = pc->task_order = pc->preemptable =
 		pc->reclaimable = pc->queue_order = pc->predicate = pc->node_order =
-			pc->job_enqueued = pc->overused = pc->job_valid = true;
+			pc->job_enqueued = pc->overused = pc->job_valid = pc->job_starving =
+				pc->allocatable = pc->preemptive = true;
 	for (size_t i = 0; i < n->n; i++) {
 		const char *key = n->pairs[i].key->str;
 		const kb_yaml_node *v = n->pairs[i].value;
@@ -374,6 +379,12 @@ static int load(kb_yaml_file *f, const char *name, const kb_registry *reg, kb_co
 	r = parse_doc(ret, f->docs[0], name, err);
 	if (r == 0)
 		r = adopt_strings(ret);
+	ret->queue_capability = true;
+	for (uint32_t t = 0; t < ret->ntiers; t++)
+		for (uint32_t p = 0; p < ret->tiers[t].n; p++)
+			if (strcmp(ret->tiers[t].plugins[p].name, "proportion") == 0 &&
+			    !ret->tiers[t].plugins[p].allocatable)
+				ret->queue_capability = false;
 	if (r == -ENOMEM)
 		kb_err_set(err, r, "%s: out of memory", name);
 out:

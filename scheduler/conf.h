@@ -14,8 +14,10 @@
  * (absent = enabled), never left tri-state. Recognised switches:
  * enableJobOrder, enableJobReady, enableJobPipelined, enableTaskOrder,
  * enablePreemptable, enableReclaimable, enableQueueOrder, enablePredicate,
- * enableNodeOrder (kube-batch), enableJobEnqueued and enabledOverused
- * (volcano), enableJobValid (ours). `arguments` is a map of scalars kept as
+ * enableNodeOrder (kube-batch); enableJobEnqueued, enabledOverused,
+ * enabledAllocatable, enableJobStarving and enablePreemptive (volcano, with
+ * volcano's meaning); enableJobValid (ours). enabledAllocatable: false on
+ * proportion is the one way to stop enforcing queue capability. `arguments` is a map of scalars kept as
  * strings. An unknown action, plugin, switch or key is an error naming the
  * file, line and column.
  *
@@ -48,7 +50,8 @@ typedef struct kb_plugin_conf {
 	const char *name;
 	const struct kb_plugin_ops *ops;
 	bool job_order, job_ready, job_pipelined, task_order, preemptable, reclaimable,
-		queue_order, predicate, node_order, job_enqueued, overused, job_valid;
+		queue_order, predicate, node_order, job_enqueued, overused, job_valid,
+		job_starving, allocatable, preemptive;
 	const kb_plugin_arg *args;
 	uint32_t nargs;
 } kb_plugin_conf;
@@ -94,6 +97,10 @@ typedef struct kb_conf {
 	uint32_t ntiers;
 	kb_action_conf *action_confs;
 	uint32_t naction_confs;
+	/* Whether a queue's capability is enforced when tasks are placed:
+	 * true unless the proportion plugin is listed with
+	 * enabledAllocatable: false (volcano's switch of exactly that meaning). */
+	bool queue_capability;
 } kb_conf;
 
 /* The built-in default, used when no file is given: kube-batch's

@@ -1,5 +1,7 @@
 #include "scheduler/framework.h"
 
+#include "api/quantity.h"
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -35,6 +37,12 @@ static bool hook_enabled(const kb_plugin_conf *pc, const kb_plugin_ops *ops, enu
 		return ops->reclaimable && pc->reclaimable;
 	case KB_HOOK_OVERUSED:
 		return ops->overused && pc->overused;
+	case KB_HOOK_JOB_STARVING:
+		return ops->job_starving && pc->job_starving;
+	case KB_HOOK_ALLOCATABLE:
+		return ops->allocatable && pc->allocatable;
+	case KB_HOOK_PREEMPTIVE:
+		return ops->preemptive && pc->preemptive;
 	case KB_HOOK_EVENTS:
 		return ops->on_allocate || ops->on_deallocate;
 	case KB_HOOK_COUNT:
@@ -69,6 +77,12 @@ int kb_session_open(kb_session *ssn, kb_snapshot *snap, const kb_conf *conf,
 	ssn->out = kb_arena_calloc(&ssn->arena, snap->njobs ? snap->njobs : 1, sizeof(*ssn->out));
 	ssn->deserved = kb_arena_calloc(&ssn->arena, snap->nqueues ? snap->nqueues : 1,
 					sizeof(*ssn->deserved));
+	for (int i = 0; i < KB_RES_MAX && !oom; i++) {
+		ssn->insufficient[i] = "Insufficient resources";
+		if (i < snap->resnames.n && snap->resnames.name[i][0])
+			oom |= !(ssn->insufficient[i] = kb_arena_printf(
+					 &ssn->arena, "Insufficient %s", snap->resnames.name[i]));
+	}
 	if (oom || !ssn->out || !ssn->deserved) {
 		kb_arena_release(&ssn->arena);
 		return kb_err_set(err, -ENOMEM, "opening the session: out of memory");
@@ -302,12 +316,100 @@ bool kb_queue_overused(const kb_session *ssn, const kb_queue *queue)
 	return false;
 }
 
+bool kb_job_starving(const kb_session *ssn, const kb_job *job)
+{
+	const kb_hook_list *hl = &ssn->hooks[KB_HOOK_JOB_STARVING];
+	if (hl->n == 0)
+		return false;
+	uint32_t tier = hl->v[0].tier; /* the first tier with a callback decides */
+	for (uint32_t i = 0; i < hl->n && hl->v[i].tier == tier; i++)
+		if (hl->v[i].ops->job_starving(hl->v[i].state, ssn, job) == KB_REJECT)
+			return false;
+	return true;
+}
+
+bool kb_queue_preemptive(const kb_session *ssn, const kb_queue *queue, const kb_task *task)
+{
+	FOR_HOOK(ssn, KB_HOOK_PREEMPTIVE, e)
+	if (e->ops->preemptive(e->state, ssn, queue, task) == KB_REJECT)
+		return false;
+	return true;
+}
+
+int kb_queue_fits(const kb_session *ssn, const kb_task *task, const kb_res *freed,
+		  const char **ret_reason)
+{
+	static const kb_res none;
+	const kb_snapshot *s = ssn->snap;
+	if (task->job < 0 || s->jobs[task->job].queue < 0)
+		return KB_FIT_OK;
+	const kb_queue *q = &s->queues[s->jobs[task->job].queue];
+	if (!freed)
+		freed = &none;
+	for (int r = 0; ssn->conf->queue_capability && q->capability_mask && r < KB_RES_MAX; r++) {
+		if (!(q->capability_mask & (1u << r)) || task->req.q[r] <= 0 ||
+		    q->allocated.q[r] - freed->q[r] + task->req.q[r] <= q->capability.q[r])
+			continue;
+		if (ret_reason) {
+			char cap[KB_QUANTITY_BUFSZ];
+			*ret_reason = kb_session_printf(
+				ssn, "queue \"%s\" would exceed its capability of %s %s", q->name,
+				kb_res_format_one(q->capability.q[r], &s->resnames, r, cap),
+				s->resnames.name[r]);
+		}
+		return KB_FIT_FAIL;
+	}
+	FOR_HOOK(ssn, KB_HOOK_ALLOCATABLE, e)
+	{
+		const char *why = NULL;
+		if (e->ops->allocatable(e->state, ssn, q, task, freed, &why) == KB_REJECT) {
+			if (ret_reason)
+				*ret_reason = why ? why : e->ops->name;
+			return KB_FIT_FAIL;
+		}
+	}
+	return KB_FIT_OK;
+}
+
+int kb_node_fits(const kb_session *ssn, const kb_task *task, const kb_node *node,
+		 const char **ret_reason)
+{
+	if (!node->ready) {
+		*ret_reason = "node(s) were not ready";
+		return KB_FIT_FAIL;
+	}
+	/* Future idle: what the node will have once releasing tasks are gone
+	 * and pipelined ones have moved in. */
+	const int64_t *idle = node->idle.q, *rel = node->releasing.q, *pip = node->pipelined.q;
+	int64_t pods = task->req.q[KB_RES_PODS] > 0 ? task->req.q[KB_RES_PODS] : KB_ONE_POD;
+	if (pods > idle[KB_RES_PODS] + rel[KB_RES_PODS] - pip[KB_RES_PODS]) {
+		*ret_reason = "Too many pods";
+		return KB_FIT_FAIL;
+	}
+	if (task->best_effort)
+		return KB_FIT_OK;
+	for (int i = 0; i < KB_RES_MAX; i++) {
+		int64_t want = task->req.q[i];
+		if (i == KB_RES_PODS || want <= 0 || want <= idle[i] + rel[i] - pip[i])
+			continue;
+		*ret_reason = ssn->insufficient[i];
+		return KB_FIT_FAIL;
+	}
+	return KB_FIT_OK;
+}
+
 int kb_predicate(const kb_session *ssn, const kb_task *task, const kb_node *node,
 		 const char **ret_reason)
 {
+	const char *why = NULL;
+	if (kb_node_fits(ssn, task, node, &why) != KB_FIT_OK) {
+		if (ret_reason)
+			*ret_reason = why;
+		return KB_FIT_FAIL;
+	}
 	FOR_HOOK(ssn, KB_HOOK_PREDICATE, e)
 	{
-		const char *why = NULL;
+		why = NULL;
 		if (e->ops->predicate(e->state, ssn, task, node, &why) != KB_FIT_OK) {
 			if (ret_reason)
 				*ret_reason = why ? why : e->ops->name;

@@ -28,7 +28,16 @@
  *  - job enqueueable: within a tier, any REJECT refuses; a tier with a PERMIT
  *    and no REJECT admits; a tier that only abstains passes to the next; the
  *    end of the tiers admits.
- *  - predicate: every plugin must pass; the first failure is reported.
+ *  - predicate: the node's own fit first (ready; the task's pods and every
+ *    resource it asks within the node's future idle), checked by the
+ *    framework for every action whatever the plugins; then every plugin
+ *    must pass; the first failure is reported.
+ *  - queue fit: the task's queue stays within its capability (unless the
+ *    configuration turns that off, conf.h: queue_capability), then every
+ *    plugin's allocatable vote must permit (AND).
+ *  - job starving: the first tier with a starving callback decides, AND
+ *    inside it; no callback anywhere: not starving (volcano's).
+ *  - preemptive: AND (may the queue take more, to reclaim for a task).
  *  - node order: scores are summed (weights are applied inside plugins).
  *  - preemptable / reclaimable: inside a tier, the victim sets of the plugins
  *    that gave an opinion are intersected; the first tier where any plugin
@@ -84,6 +93,9 @@ typedef struct kb_plugin_ops {
 			     const char **ret_reason);
 	/* REJECT when the job is not ready / not pipelined. */
 	kb_vote (*job_ready)(void *st, const kb_session *ssn, const kb_job *job);
+	/* PERMIT when the job may preempt or reclaim for its pending tasks
+	 * (volcano's JobStarvingFn), REJECT when not. */
+	kb_vote (*job_starving)(void *st, const kb_session *ssn, const kb_job *job);
 	kb_vote (*job_pipelined)(void *st, const kb_session *ssn, const kb_job *job);
 	kb_vote (*job_enqueueable)(void *st, const kb_session *ssn, const kb_job *job);
 
@@ -109,6 +121,15 @@ typedef struct kb_plugin_ops {
 
 	/* PERMIT when the queue has used its share. */
 	kb_vote (*overused)(void *st, const kb_session *ssn, const kb_queue *queue);
+	/* REJECT (with *ret_reason) when the queue may not take task now
+	 * (volcano's AllocatableFn); freed is what victims of the same queue
+	 * give back in this decision (all zero outside preemption). */
+	kb_vote (*allocatable)(void *st, const kb_session *ssn, const kb_queue *queue,
+			       const kb_task *task, const kb_res *freed, const char **ret_reason);
+	/* REJECT when the queue may not grow by task to reclaim for it
+	 * (volcano's PreemptiveFn: it would pass its deserved share). */
+	kb_vote (*preemptive)(void *st, const kb_session *ssn, const kb_queue *queue,
+			      const kb_task *task);
 
 	/* Event handlers: called after a task is (tentatively) allocated or
 	 * pipelined onto a node, and after such a placement is undone or the
@@ -132,6 +153,9 @@ enum kb_hook {
 	KB_HOOK_PREEMPTABLE,
 	KB_HOOK_RECLAIMABLE,
 	KB_HOOK_OVERUSED,
+	KB_HOOK_JOB_STARVING,
+	KB_HOOK_ALLOCATABLE,
+	KB_HOOK_PREEMPTIVE,
 	KB_HOOK_EVENTS,
 	KB_HOOK_COUNT
 };
@@ -191,6 +215,8 @@ struct kb_session {
 	struct kb_place_memo *place_memo;
 	/* Bumped by kb_session_placement_changed(). */
 	uint64_t placement_epoch;
+	/* "Insufficient <name>" for each resource index, built at open. */
+	const char *insufficient[KB_RES_MAX];
 	/* Victim selection's scratch (framework.c): two arrays of
 	 * victim_flags_cap flags, from the arena; NULL until first needed. */
 	bool *victim_flags;
@@ -256,6 +282,22 @@ bool kb_job_ready(const kb_session *ssn, const kb_job *job);
 bool kb_job_pipelined(const kb_session *ssn, const kb_job *job);
 bool kb_job_enqueueable(const kb_session *ssn, const kb_job *job);
 bool kb_queue_overused(const kb_session *ssn, const kb_queue *queue);
+bool kb_job_starving(const kb_session *ssn, const kb_job *job);
+bool kb_queue_preemptive(const kb_session *ssn, const kb_queue *queue, const kb_task *task);
+
+/* Whether the task's queue may take it (queue fit above). freed: what the
+ * decision's victims of the same queue give back, or NULL. A task of no
+ * job or of an unknown queue passes. KB_FIT_OK, or KB_FIT_FAIL with a
+ * reason naming the queue, its capability and the resource. O(resources +
+ * plugins). */
+int kb_queue_fits(const kb_session *ssn, const kb_task *task, const kb_res *freed,
+		  const char **ret_reason);
+
+/* The node's own fit (predicate above, before the plugins): KB_FIT_OK, or
+ * KB_FIT_FAIL with kube-scheduler's reason ("node(s) were not ready", "Too
+ * many pods", "Insufficient <resource>"). O(resources). */
+int kb_node_fits(const kb_session *ssn, const kb_task *task, const kb_node *node,
+		 const char **ret_reason);
 
 /* KB_FIT_OK, or KB_FIT_FAIL with the first failing plugin's reason. */
 int kb_predicate(const kb_session *ssn, const kb_task *task, const kb_node *node,

@@ -178,9 +178,38 @@ static void predicate_first_failure_reported(void **state)
 	open_session();
 	const char *why = NULL;
 	kb_task t = {0};
-	kb_node n = {0};
+	kb_node n = {.ready = true};
+	n.idle.q[KB_RES_PODS] = KB_ONE_POD;
 	assert_int_equal(kb_predicate(&ssn, &t, &n, &why), KB_FIT_FAIL);
 	assert_string_equal(why, "fake says no");
+}
+
+/* The node's own fit is the framework's, before any plugin and whatever the
+ * configuration lists: not ready, no pod slot, or short of a resource the
+ * task asks (against future idle: idle + releasing - pipelined). */
+static void node_fit_comes_before_every_plugin(void **state)
+{
+	open_session();
+	const char *why = NULL;
+	kb_task t = {0};
+	t.req.q[KB_RES_CPU] = 2000;
+	t.req.q[KB_RES_MEMORY] = 1000;
+	kb_node n = {0};
+	assert_int_equal(kb_predicate(&ssn, &t, &n, &why), KB_FIT_FAIL);
+	assert_string_equal(why, "node(s) were not ready");
+	n.ready = true;
+	assert_int_equal(kb_predicate(&ssn, &t, &n, &why), KB_FIT_FAIL);
+	assert_string_equal(why, "Too many pods");
+	n.idle.q[KB_RES_PODS] = KB_ONE_POD;
+	n.idle.q[KB_RES_CPU] = 1000;
+	n.idle.q[KB_RES_MEMORY] = 1000;
+	assert_int_equal(kb_predicate(&ssn, &t, &n, &why), KB_FIT_FAIL);
+	assert_string_equal(why, "Insufficient cpu");
+	n.releasing.q[KB_RES_CPU] = 1500;
+	n.pipelined.q[KB_RES_CPU] = 600; /* future idle 1900m: short */
+	assert_int_equal(kb_predicate(&ssn, &t, &n, &why), KB_FIT_FAIL);
+	n.pipelined.q[KB_RES_CPU] = 0;
+	assert_int_equal(kb_predicate(&ssn, &t, &n, &why), KB_FIT_OK);
 }
 
 static void node_scores_are_summed(void **state)
@@ -244,6 +273,7 @@ int main(void)
 		T(enqueueable_reject_in_tier_refuses),
 		T(overused_is_or),
 		T(predicate_first_failure_reported),
+		T(node_fit_comes_before_every_plugin),
 		T(node_scores_are_summed),
 		T(victims_intersect_within_tier_and_first_deciding_tier_wins),
 		T(victims_none_when_nobody_decides),
