@@ -110,7 +110,8 @@ typedef struct kb_pod_spec {
 } kb_pod_spec;
 
 /* One entry of volcano's minTaskMember: at least min pods of the task role
- * must run for the job to be ready. */
+ * must run for the job to be ready. A PodGroup names at most KB_MAX_ROLES. */
+#define KB_MAX_ROLES 64
 typedef struct kb_role_min {
 	const char *role;
 	int32_t min;

@@ -86,9 +86,9 @@ static int dec_min_task_member(dec_ctx *d, const kb_yaml_node *spec, kb_podgroup
 	int r = dec_map(d, kb_yaml_get(spec, "minTaskMember"), "spec.minTaskMember", &m);
 	if (r < 0 || !m || m->n == 0)
 		return r;
-	if (m->n > KB_OBJ_LIST_MAX)
+	if (m->n > KB_MAX_ROLES)
 		return dec_fail(d, -EINVAL, m, "spec.minTaskMember",
-				"too many entries (%zu, at most %d)", m->n, KB_OBJ_LIST_MAX);
+				"too many task roles (%zu, at most %d)", m->n, KB_MAX_ROLES);
 	kb_role_min *v = kb_arena_calloc(d->a, m->n, sizeof(*v));
 	if (!v)
 		return dec_nomem(d);

@@ -1,9 +1,13 @@
 /* gang - all or nothing: a job runs only once minMember of its tasks can.
  *
  * job valid:     the tasks that exist (pending or placed or succeeded) number
- *                at least minMember;
- * job ready:     Allocated + Binding + Bound + Running + Succeeded >= minMember;
- * job pipelined: the same plus Pipelined >= minMember;
+ *                at least minMember, and at least minTaskMember of each
+ *                task role (volcano's, read from the pods' volcano.sh/task-spec);
+ * job ready:     Allocated + Binding + Bound + Running + Succeeded >= minMember,
+ *                and as many of each role as its minTaskMember;
+ * job pipelined: the same plus Pipelined;
+ * job starving:  fewer than minMember placed (ready + pipelined), or a role
+ *                below its minTaskMember: the job may preempt (volcano's);
  * job order:     jobs not yet ready go first (kube-batch's rule);
  * preemptable / reclaimable: a victim job is never left running below
  *                minMember: of one job's candidates, at most
@@ -16,30 +20,90 @@
 
 #include "plugins/plugins.h"
 
+enum role_count { COUNT_EXISTING, COUNT_READY, COUNT_PLACED };
+
 static int32_t valid_count(const kb_job *j)
 {
 	return kb_job_ready_count(j) + j->nstatus[KB_TASK_PENDING] + j->nstatus[KB_TASK_PIPELINED];
 }
 
+static bool counts(kb_task_status st, enum role_count what)
+{
+	switch (what) {
+	case COUNT_EXISTING:
+		return st != KB_TASK_FAILED && st != KB_TASK_UNKNOWN && st != KB_TASK_RELEASING;
+	case COUNT_READY:
+		return kb_task_status_allocated(st) || st == KB_TASK_SUCCEEDED;
+	case COUNT_PLACED:
+		return kb_task_status_allocated(st) || st == KB_TASK_SUCCEEDED ||
+		       st == KB_TASK_PIPELINED;
+	}
+	return false;
+}
+
+/* The first role of j with fewer tasks counted as `what` than its
+ * minTaskMember (its index, the count in *ret_have), or -1. O(tasks of j),
+ * and O(1) for the many jobs without roles. */
+static int short_role(const kb_snapshot *s, const kb_job *j, enum role_count what,
+		      int32_t *ret_have)
+{
+	if (j->nroles == 0)
+		return -1;
+	int32_t have[KB_MAX_ROLES] = {0};
+	uint32_t nroles = j->nroles < KB_MAX_ROLES ? j->nroles : KB_MAX_ROLES;
+	for (uint32_t k = 0; k < j->ntasks; k++) {
+		const kb_task *t = &s->tasks[s->job_tasks[j->first_task + k]];
+		if (t->role >= 0 && (uint32_t)t->role < nroles && counts(t->status, what))
+			have[t->role]++;
+	}
+	for (uint32_t r = 0; r < nroles; r++)
+		if (have[r] < j->roles[r].min) {
+			*ret_have = have[r];
+			return (int)r;
+		}
+	return -1;
+}
+
 static kb_vote gang_job_valid(void *st, const kb_session *ssn, const kb_job *j, const char **ret)
 {
-	if (valid_count(j) >= j->min_member)
+	if (valid_count(j) < j->min_member) {
+		*ret = kb_session_printf(ssn, "gang \"%s\": %d pods exist, fewer than minMember %d",
+					 j->key, valid_count(j), j->min_member);
+		return KB_REJECT;
+	}
+	int32_t have;
+	int r = short_role(ssn->snap, j, COUNT_EXISTING, &have);
+	if (r < 0)
 		return KB_PERMIT;
 	*ret = kb_session_printf(ssn,
-			       "gang \"%s\": %d pods exist, fewer than minMember %d", j->key,
-			       valid_count(j), j->min_member);
+				 "gang \"%s\": %d pods of task \"%s\" exist, fewer than its "
+				 "minTaskMember %d",
+				 j->key, have, j->roles[r].role, j->roles[r].min);
 	return KB_REJECT;
 }
 
 static kb_vote gang_job_ready(void *st, const kb_session *ssn, const kb_job *j)
 {
-	return kb_job_ready_count(j) >= j->min_member ? KB_PERMIT : KB_REJECT;
+	int32_t have;
+	return kb_job_ready_count(j) >= j->min_member &&
+			       short_role(ssn->snap, j, COUNT_READY, &have) < 0
+		       ? KB_PERMIT
+		       : KB_REJECT;
 }
 
 static kb_vote gang_job_pipelined(void *st, const kb_session *ssn, const kb_job *j)
 {
-	return kb_job_ready_count(j) + j->nstatus[KB_TASK_PIPELINED] >= j->min_member ? KB_PERMIT
-										       : KB_REJECT;
+	int32_t have;
+	return kb_job_placed_count(j) >= j->min_member &&
+			       short_role(ssn->snap, j, COUNT_PLACED, &have) < 0
+		       ? KB_PERMIT
+		       : KB_REJECT;
+}
+
+/* Starving is the negation of pipelined: fewer than its minimum placed. */
+static kb_vote gang_job_starving(void *st, const kb_session *ssn, const kb_job *j)
+{
+	return gang_job_pipelined(st, ssn, j) == KB_PERMIT ? KB_REJECT : KB_PERMIT;
 }
 
 static int gang_job_order(void *st, const kb_session *ssn, const kb_job *l, const kb_job *r)
@@ -91,20 +155,24 @@ static kb_vote gang_victims(void *st, const kb_session *ssn, const kb_task *pree
 	return KB_PERMIT;
 }
 
+/* Jobs that are not ready get the gang's reason, in front of whatever the
+ * actions said (kept as the detail). O(jobs), plus the roles' counts. */
 static void gang_close(kb_session *ssn, void *st)
 {
 	const kb_snapshot *s = ssn->snap;
 	for (uint32_t i = 0; i < s->njobs; i++) {
-		kb_job *j = &s->jobs[i];
-		if (j->min_member <= 1 || j->invalid || kb_job_ready_count(j) >= j->min_member)
+		const kb_job *j = &s->jobs[i];
+		kb_job_outcome *out = &ssn->out[i];
+		if (j->invalid || j->nstatus[KB_TASK_PENDING] == 0 ||
+		    (j->min_member <= 1 && j->nroles == 0) ||
+		    gang_job_ready(st, ssn, j) == KB_PERMIT)
 			continue;
-		if (j->nstatus[KB_TASK_PENDING] == 0)
+		if (out->pending_reason && strncmp(out->pending_reason, "gang ", 5) == 0)
 			continue;
-		if (kb_job_out(ssn, j)->pending_reason && strncmp(kb_job_out(ssn, j)->pending_reason, "gang ", 5) == 0)
-			continue;
-		const char *detail = kb_job_out(ssn, j)->pending_reason ? kb_job_out(ssn, j)->pending_reason : "not scheduled yet";
-		kb_job_out(ssn, j)->pending_reason = kb_arena_printf(&ssn->arena, "gang \"%s\": %d/%d tasks in gang fit: %s",
-						    j->key, kb_job_out(ssn, j)->fit_tasks, j->min_member, detail);
+		const char *detail = out->pending_reason ? out->pending_reason : "not scheduled yet";
+		out->pending_reason = kb_arena_printf(&ssn->arena,
+						      "gang \"%s\": %d/%d tasks in gang fit: %s",
+						      j->key, out->fit_tasks, j->min_member, detail);
 	}
 }
 
@@ -115,6 +183,7 @@ const kb_plugin_ops kb_plugin_gang = {
 	.job_valid = gang_job_valid,
 	.job_ready = gang_job_ready,
 	.job_pipelined = gang_job_pipelined,
+	.job_starving = gang_job_starving,
 	.preemptable = gang_victims,
 	.reclaimable = gang_victims,
 };

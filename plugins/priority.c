@@ -3,6 +3,9 @@
  * Priorities are resolved by the cache (spec.priority, else the pod's
  * PriorityClass, else the global default class, else 0; a job takes its
  * PodGroup's priorityClassName, else its highest task).
+ *
+ * job starving: fewer of its tasks placed (ready or pipelined) than it has
+ * (volcano's), so a job that is whole does not preempt for more.
  */
 #include "plugins/plugins.h"
 
@@ -33,9 +36,17 @@ static kb_vote prio_victims(void *st, const kb_session *ssn, const kb_task *pree
 	return KB_PERMIT;
 }
 
+static kb_vote prio_job_starving(void *st, const kb_session *ssn, const kb_job *j)
+{
+	int32_t alive = (int32_t)j->ntasks - j->nstatus[KB_TASK_FAILED] -
+			j->nstatus[KB_TASK_RELEASING] - j->nstatus[KB_TASK_UNKNOWN];
+	return kb_job_placed_count(j) < alive ? KB_PERMIT : KB_REJECT;
+}
+
 const kb_plugin_ops kb_plugin_priority = {
 	.name = "priority",
 	.job_order = prio_job_order,
 	.task_order = prio_task_order,
 	.preemptable = prio_victims,
+	.job_starving = prio_job_starving,
 };

@@ -10,10 +10,11 @@
  *    resource it asks for;
  *  - job enqueueable: REJECT when the job's minimum would take the queue
  *    above its capability;
- *  - predicate: a task may not take its queue above its capability (the
- *    allocate action thus never lets a queue exceed it);
- *  - reclaimable: a victim's queue gives back only what it holds above its
- *    deserved share, and only if it is reclaimable;
+ *  - preemptive: a queue may reclaim for a task only while it stays within
+ *    its deserved share in every resource the task asks (volcano's);
+ *  - reclaimable: volcano's rule: a victim's queue (if reclaimable) gives
+ *    up tasks while what it holds, less the victims already chosen, is
+ *    above its deserved share in some resource;
  *  - close: a job that waits because its queue's capability cannot take it
  *    says so (the capability, not "using its share", is what the user must
  *    change): "queue "q" would exceed its capability of 2 cpu (...)".
@@ -27,18 +28,32 @@
 #include "queue/deserved.h"
 #include "scheduler/actions/actions.h"
 
+/* Scratch of the reclaimable filter, per queue: what a queue holds less
+ * the candidates already taken in the current call (seen[q] == gen). */
+typedef struct prop_state {
+	kb_res *left;
+	uint32_t *seen;
+	uint32_t gen;
+} prop_state;
+
 static int prop_open(kb_session *ssn, const kb_plugin_conf *pc, void **ret, kb_err *err)
 {
 	const kb_snapshot *s = ssn->snap;
-	kb_share_input *in = kb_arena_calloc(&ssn->arena, s->nqueues ? s->nqueues : 1, sizeof(*in));
-	if (!in)
+	size_t nq = s->nqueues ? s->nqueues : 1;
+	kb_share_input *in = kb_arena_calloc(&ssn->arena, nq, sizeof(*in));
+	prop_state *st = kb_arena_calloc(&ssn->arena, 1, sizeof(*st));
+	if (st) {
+		st->left = kb_arena_alloc(&ssn->arena, nq * sizeof(*st->left));
+		st->seen = kb_arena_calloc(&ssn->arena, nq, sizeof(*st->seen));
+	}
+	if (!in || !st || !st->left || !st->seen)
 		return kb_err_set(err, -ENOMEM, "out of memory");
 	for (uint32_t i = 0; i < s->nqueues; i++)
 		kb_share_input_of(&s->queues[i], &in[i]);
 	kb_deserved_compute(&s->total_allocatable, in, s->nqueues, ssn->deserved);
 	for (uint32_t i = 0; i < s->nqueues; i++)
 		ssn->deserved[i].q[KB_RES_PODS] = 0;
-	*ret = NULL;
+	*ret = st;
 	return 0;
 }
 
@@ -107,25 +122,6 @@ static kb_vote prop_enqueueable(void *st, const kb_session *ssn, const kb_job *j
 	return over_capability(q, &min) >= 0 ? KB_REJECT : KB_PERMIT;
 }
 
-static int prop_predicate(void *st, const kb_session *ssn, const kb_task *t, const kb_node *n,
-			  const char **ret)
-{
-	if (t->job < 0)
-		return KB_FIT_OK;
-	const kb_job *j = &ssn->snap->jobs[t->job];
-	if (j->queue < 0)
-		return KB_FIT_OK;
-	const kb_queue *q = &ssn->snap->queues[j->queue];
-	int r = over_capability(q, &t->req);
-	if (r < 0)
-		return KB_FIT_OK;
-	char cap[KB_QUANTITY_BUFSZ];
-	*ret = kb_session_printf(ssn, "queue \"%s\" would exceed its capability of %s %s",
-			       q->name, kb_res_format_one(q->capability.q[r], &ssn->snap->resnames, r, cap),
-			       ssn->snap->resnames.name[r]);
-	return KB_FIT_FAIL;
-}
-
 /* Whether j waits because of q's capability: the rest of its minimum while
  * its gang is not ready, else every pending task, would take q above it.
  * Then *ret_need is what it needs, *ret_min its whole minimum (or the task)
@@ -191,49 +187,53 @@ static void prop_close(kb_session *ssn, void *st)
 	}
 }
 
-static kb_vote prop_reclaimable(void *st, const kb_session *ssn, const kb_task *reclaimer,
+/* Whether allocated is above deserved in some resource (pods aside). */
+static bool above_share(const kb_res *allocated, const kb_res *deserved)
+{
+	for (int r = 0; r < KB_RES_MAX; r++)
+		if (r != KB_RES_PODS && allocated->q[r] > deserved->q[r])
+			return true;
+	return false;
+}
+
+/* volcano's rule: in the order given, a candidate may go while its queue is
+ * reclaimable and its allocation, less the candidates already taken, is
+ * still above its deserved share in some resource. O(n), scratch from the
+ * plugin's state (per queue, reset by a generation count). */
+static kb_vote prop_reclaimable(void *state, const kb_session *ssn, const kb_task *reclaimer,
 				const uint32_t *cands, uint32_t n, bool *allow)
 {
+	prop_state *st = state;
 	const kb_snapshot *s = ssn->snap;
-	/* What each victim queue still holds above its deserved share, as victims are taken. */
-	kb_res *above = calloc(s->nqueues ? s->nqueues : 1, sizeof(kb_res));
-	bool *seen = calloc(s->nqueues ? s->nqueues : 1, sizeof(bool));
-	if (!above || !seen) {
-		free(above);
-		free(seen);
-		for (uint32_t i = 0; i < n; i++)
-			allow[i] = false;
-		return KB_PERMIT;
-	}
+	st->gen++;
 	for (uint32_t i = 0; i < n; i++) {
 		const kb_task *t = &s->tasks[cands[i]];
-		if (t->job < 0 || s->jobs[t->job].queue < 0) {
+		int32_t qi = t->job >= 0 ? s->jobs[t->job].queue : -1;
+		if (qi < 0 || !s->queues[qi].reclaimable) {
 			allow[i] = false;
 			continue;
 		}
-		int32_t qi = s->jobs[t->job].queue;
-		const kb_queue *q = &s->queues[qi];
-		if (!q->reclaimable) {
-			allow[i] = false;
-			continue;
+		if (st->seen[qi] != st->gen) {
+			st->seen[qi] = st->gen;
+			st->left[qi] = s->queues[qi].allocated;
 		}
-		if (!seen[qi]) {
-			seen[qi] = true;
-			above[qi] = q->allocated;
-			kb_res_sub(&above[qi], &ssn->deserved[qi]);
-		}
-		/* Taking t must not bring the queue below its deserved share in any
-		 * resource t holds. */
-		bool ok = true;
-		for (int r = 0; r < KB_RES_MAX; r++)
-			if (r != KB_RES_PODS && t->req.q[r] > 0 && above[qi].q[r] < t->req.q[r])
-				ok = false;
-		if (ok)
-			kb_res_sub(&above[qi], &t->req);
-		allow[i] = ok;
+		allow[i] = above_share(&st->left[qi], &ssn->deserved[qi]);
+		if (allow[i])
+			kb_res_sub(&st->left[qi], &t->req);
 	}
-	free(above);
-	free(seen);
+	return KB_PERMIT;
+}
+
+/* volcano's PreemptiveFn: the queue may reclaim for task only if it then
+ * stays within its deserved share in every resource the task asks. */
+static kb_vote prop_preemptive(void *state, const kb_session *ssn, const kb_queue *q,
+			       const kb_task *task)
+{
+	const kb_res *deserved = &ssn->deserved[q - ssn->snap->queues];
+	for (int r = 0; r < KB_RES_MAX; r++)
+		if (r != KB_RES_PODS && task->req.q[r] > 0 &&
+		    q->allocated.q[r] + task->req.q[r] > deserved->q[r])
+			return KB_REJECT;
 	return KB_PERMIT;
 }
 
@@ -244,6 +244,6 @@ const kb_plugin_ops kb_plugin_proportion = {
 	.queue_order = prop_queue_order,
 	.overused = prop_overused,
 	.job_enqueueable = prop_enqueueable,
-	.predicate = prop_predicate,
 	.reclaimable = prop_reclaimable,
+	.preemptive = prop_preemptive,
 };

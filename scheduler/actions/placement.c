@@ -131,6 +131,15 @@ static struct kb_place_memo *memo_get(kb_session *ssn, uint32_t cap)
 int32_t kb_best_node(kb_session *ssn, const kb_task *task, kb_fit_report *report)
 {
 	const kb_snapshot *s = ssn->snap;
+	const char *queue_full = NULL;
+	if (kb_queue_fits(ssn, task, NULL, &queue_full) != KB_FIT_OK) {
+		if (report) {
+			memset(report, 0, sizeof(*report));
+			report->queue_full = queue_full;
+			report->nnodes = s->nnodes;
+		}
+		return -1;
+	}
 	uint32_t want = feasible_to_find(ssn), found = 0;
 	struct kb_place_memo *m = ssn->place_memo;
 	if (m && m->valid && m->epoch == ssn->placement_epoch &&
@@ -195,6 +204,8 @@ static int cmp_reason(const void *a, const void *b)
 
 const char *kb_fit_report_format(kb_session *ssn, const kb_fit_report *report)
 {
+	if (report->queue_full)
+		return report->queue_full;
 	char buf[1024];
 	kb_fit_report sorted = *report;
 	qsort(sorted.r, sorted.nreasons, sizeof(sorted.r[0]), cmp_reason);

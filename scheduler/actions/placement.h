@@ -34,6 +34,9 @@
 #define KB_FIT_REASONS_MAX 16
 
 typedef struct kb_fit_report {
+	/* Set when no node was tried because the task's queue cannot take it
+	 * (kb_queue_fits): the whole reason. */
+	const char *queue_full;
 	uint32_t nnodes;
 	uint32_t nreasons;
 	struct {
@@ -42,7 +45,9 @@ typedef struct kb_fit_report {
 	} r[KB_FIT_REASONS_MAX];
 } kb_fit_report;
 
-/* The best node for task, or -1 (then *report says why; report may be NULL). */
+/* The best node for task, or -1 (then *report says why; report may be NULL).
+ * The task's queue must be able to take it first (kb_queue_fits: its
+ * capability), else no node is tried. */
 int32_t kb_best_node(kb_session *ssn, const kb_task *task, kb_fit_report *report);
 
 /* Whether every predicate and score reads a and b the same: same job,
