@@ -291,6 +291,12 @@ static void job_account(kb_snapshot *s, const kb_task *t, kb_task_status st, int
 				kb_res_sub(&q->allocated, &t->req);
 		}
 	}
+	if (st == KB_TASK_PIPELINED && q) {
+		if (sign > 0)
+			kb_res_add(&q->pipelined, &t->req);
+		else
+			kb_res_sub(&q->pipelined, &t->req);
+	}
 	if (status_requests(st)) {
 		if (sign > 0) {
 			kb_res_add(&j->request, &t->req);
@@ -337,6 +343,7 @@ void kb_snapshot_derive(kb_snapshot *s)
 	}
 	for (uint32_t i = 0; i < s->nqueues; i++) {
 		memset(&s->queues[i].allocated, 0, sizeof(kb_res));
+		memset(&s->queues[i].pipelined, 0, sizeof(kb_res));
 		memset(&s->queues[i].request, 0, sizeof(kb_res));
 	}
 	for (uint32_t i = 0; i < s->njobs; i++) {

@@ -269,6 +269,7 @@ typedef struct kb_queue {
 	/* Derived from the tasks (api/snapshot.h); a queue's deserved share is
 	 * session output (scheduler/framework.h: kb_session.deserved). */
 	kb_res allocated;
+	kb_res pipelined; /* requests of its tasks pipelined onto releasing resources */
 	kb_res request;
 } kb_queue;
 

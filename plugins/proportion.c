@@ -225,14 +225,15 @@ static kb_vote prop_reclaimable(void *state, const kb_session *ssn, const kb_tas
 }
 
 /* volcano's PreemptiveFn: the queue may reclaim for task only if it then
- * stays within its deserved share in every resource the task asks. */
+ * stays within its deserved share in every resource the task asks; what it
+ * already pipelined this session counts, as in volcano's queue accounting. */
 static kb_vote prop_preemptive(void *state, const kb_session *ssn, const kb_queue *q,
 			       const kb_task *task)
 {
 	const kb_res *deserved = &ssn->deserved[q - ssn->snap->queues];
 	for (int r = 0; r < KB_RES_MAX; r++)
 		if (r != KB_RES_PODS && task->req.q[r] > 0 &&
-		    q->allocated.q[r] + task->req.q[r] > deserved->q[r])
+		    q->allocated.q[r] + q->pipelined.q[r] + task->req.q[r] > deserved->q[r])
 			return KB_REJECT;
 	return KB_PERMIT;
 }

@@ -92,14 +92,6 @@ void kb_deserved_compute(const kb_res *total, const kb_share_input *in, uint32_t
 	}
 }
 
-bool kb_queue_can_give(const kb_queue *q, const kb_res *deserved, const kb_res *req)
-{
-	for (int r = 0; r < KB_RES_MAX; r++)
-		if (r != KB_RES_PODS && req->q[r] > 0 && q->allocated.q[r] - req->q[r] < deserved->q[r])
-			return false;
-	return true;
-}
-
 void kb_share_input_of(const kb_queue *q, kb_share_input *ret)
 {
 	ret->weight = q->weight > 0 ? q->weight : 1;

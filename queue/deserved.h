@@ -41,10 +41,4 @@ void kb_share_input_of(const kb_queue *q, kb_share_input *ret);
 /* Writes n deserved vectors to ret[0..n). total is the cluster's capacity. */
 void kb_deserved_compute(const kb_res *total, const kb_share_input *in, uint32_t n, kb_res *ret);
 
-/* Whether queue q, whose deserved share is deserved, may give up a task
- * asking req and stay at or above that share in every resource the task
- * holds (reclaim takes a queue down to its deserved share, never below).
- * Pods are not counted. O(1). */
-bool kb_queue_can_give(const kb_queue *q, const kb_res *deserved, const kb_res *req);
-
 #endif

@@ -5,9 +5,10 @@
  *          priority only; gang: never below minMember; conformance: never
  *          critical pods; drf).
  * reclaim: across queues, a queue that is not overused takes resources back
- *          from other queues that are reclaimable, never taking a victim
- *          queue below its deserved share (queue/deserved.h:
- *          kb_queue_can_give), with the plugins' reclaimable filters.
+ *          for a task only while it then stays within its deserved share
+ *          (kb_queue_preemptive), from reclaimable queues, with the
+ *          plugins' reclaimable filters (proportion: while the victim's queue
+ *          is above its deserved share, volcano's rule).
  *
  * For each starving job (valid, admitted, not ready, with pending tasks), in
  * queue order then job order, inside one statement:
@@ -117,7 +118,7 @@ static bool candidate(const evict_ctx *ec, const kb_task *t, const kb_task *v)
 	if (tq == vq || vq < 0)
 		return false;
 	const kb_queue *q = &s->queues[vq];
-	return q->reclaimable && kb_queue_can_give(q, &ec->ssn->deserved[vq], &v->req);
+	return q->reclaimable;
 }
 
 /* The plugins' victims among c[0..n) into out: their count, or -ENOMEM. */
@@ -193,6 +194,9 @@ static int by_tasks(evict_ctx *ec, kb_statement *st, kb_job *j)
 		kb_task *t = &s->tasks[ti];
 		if (t->status != KB_TASK_PENDING || t->best_effort)
 			continue;
+		if (ec->mode == MODE_RECLAIM &&
+		    !kb_queue_preemptive(ec->ssn, &s->queues[j->queue], t))
+			return 0; /* its queue would pass its deserved share */
 		int r = place_plain(st, ti);
 		if (r < 0)
 			return r;
@@ -400,6 +404,8 @@ static int run(kb_session *ssn, evict_mode mode, kb_err *err)
 		uint32_t fp;
 		if (!first_pending(s, j, &fp))
 			continue;
+		if (mode == MODE_RECLAIM && !kb_queue_preemptive(ssn, &s->queues[j->queue], &s->tasks[fp]))
+			continue; /* its queue would pass its deserved share */
 		kb_statement st;
 		kb_stmt_init(&st, ssn);
 		int r = by_tasks(&ec, &st, j);
