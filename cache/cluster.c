@@ -432,6 +432,18 @@ static int32_t pod_priority(const prio_table *pt, const kb_pod_obj *p)
 	return pt->has_default ? pt->default_value : 0;
 }
 
+/* preemptionPolicy Never: the pod's own, else its PriorityClass's (the
+ * API server's admission copies the class's into the pod; manifests for the
+ * simulator may not have been through it). */
+static bool pod_preempt_never(const prio_table *pt, const kb_pod_obj *p)
+{
+	if (p->preemption_policy != KB_PREEMPTION_UNSET)
+		return p->preemption_policy == KB_PREEMPTION_NEVER;
+	const kb_slot *sl =
+		p->priority_class_name ? store_get(&pt->c->priority_classes, p->priority_class_name) : NULL;
+	return sl && sl->obj->u.priority_class.preemption_policy == KB_PREEMPTION_NEVER;
+}
+
 static bool is_critical(const kb_object *o, const kb_pod_obj *p)
 {
 	if (strcmp(o->meta.ns, "kube-system") == 0)
@@ -544,7 +556,7 @@ static void node_fill(kb_node *n, const kb_object *o)
 /* A task's fields that come from its object and slot, given what the build
  * resolved (priority, foreign, critical). job is left to the caller. */
 static void task_fill(kb_task *t, const kb_slot *sl, uint32_t slot, int32_t priority,
-		      bool foreign, bool critical)
+		      bool foreign, bool critical, bool preempt_never)
 {
 	const kb_object *o = sl->obj;
 	const kb_pod_obj *p = &o->u.pod;
@@ -559,6 +571,9 @@ static void task_fill(kb_task *t, const kb_slot *sl, uint32_t slot, int32_t prio
 	t->best_effort = p->best_effort;
 	t->foreign = foreign;
 	t->critical = critical;
+	t->preempt_never = preempt_never;
+	t->preemptable = p->preemptable;
+	t->role = -1;
 	t->spec = &p->spec;
 	t->cache_slot = slot;
 }
@@ -640,6 +655,8 @@ static int cache_store(kb_cluster *c, const kb_snapshot *s, const uint32_t *node
 			.priority = t->priority,
 			.foreign = t->foreign,
 			.critical = t->critical,
+			.preempt_never = t->preempt_never,
+			.role = t->role,
 		};
 	}
 	for (uint32_t i = 0; i < s->njobs; i++) {
@@ -714,6 +731,8 @@ static int cache_copy(kb_cluster *c, kb_snapshot *s, kb_err *err)
 		if (cj->cache_slot != UINT32_MAX) {
 			const kb_slot *sl = &c->podgroups.slots.v[cj->cache_slot];
 			j->min_resources = sl->obj->u.podgroup.min_resources;
+			j->roles = sl->obj->u.podgroup.min_task_member;
+			j->nroles = sl->obj->u.podgroup.nmin_task_member;
 			j->phase = sl->overridden ? sl->pg_phase : sl->obj->u.podgroup.phase;
 		}
 		if (cj->invalid && !(j->invalid = kb_arena_strdup(&s->arena, cj->invalid)))
@@ -735,8 +754,9 @@ static int cache_copy(kb_cluster *c, kb_snapshot *s, kb_err *err)
 		const kb_cached_task *ct = &k->tasks[i];
 		kb_slot *sl = &c->pods.slots.v[ct->slot];
 		kb_task *t = &s->tasks[i];
-		task_fill(t, sl, ct->slot, ct->priority, ct->foreign, ct->critical);
+		task_fill(t, sl, ct->slot, ct->priority, ct->foreign, ct->critical, ct->preempt_never);
 		t->job = ct->job;
+		t->role = ct->role;
 		task_refresh(s, t, sl);
 	}
 	kb_snapshot_derive(s);
@@ -881,6 +901,28 @@ static int jobs_reserve(kb_snapshot *s, size_t *cap)
  * failure) gets the node store slot of each snapshot node, for the cache.
  * Scratch arrays are freed before returning, so the snapshot holds only
  * what a session uses. */
+/* The index of t's task role (its pod's volcano.sh/task-spec) among its
+ * job's minTaskMember roles (sorted), or -1. O(log roles). */
+static int16_t task_role(const kb_cluster *c, const kb_snapshot *s, const kb_task *t)
+{
+	const kb_job *j = t->job >= 0 ? &s->jobs[t->job] : NULL;
+	if (!j || j->nroles == 0)
+		return -1;
+	const char *role = c->pods.slots.v[t->cache_slot].obj->u.pod.task_role;
+	uint32_t lo = 0, hi = j->nroles;
+	while (role && lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+		int cmp = strcmp(j->roles[mid].role, role);
+		if (cmp == 0)
+			return (int16_t)mid;
+		if (cmp < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
+}
+
 /* Gives job j the queue named qname (the queues are built and sorted
  * already), or marks it invalid when there is no such queue. A reason set
  * later (a PodGroup not found) replaces this one. O(log queues). */
@@ -967,7 +1009,8 @@ static int snapshot_build(kb_cluster *c, kb_snapshot *s, uint32_t **ret_node_slo
 		if (!ours && !(sl->overridden ? sl->node : p->node_name))
 			continue; /* another scheduler's pending pod: not our business */
 		kb_task *t = &s->tasks[s->ntasks++];
-		task_fill(t, sl, (uint32_t)i, pod_priority(&pt, p), !ours, is_critical(o, p));
+		task_fill(t, sl, (uint32_t)i, pod_priority(&pt, p), !ours, is_critical(o, p),
+			  pod_preempt_never(&pt, p));
 		task_refresh(s, t, sl);
 		if (ours && !p->group_name)
 			nlone++;
@@ -998,6 +1041,8 @@ static int snapshot_build(kb_cluster *c, kb_snapshot *s, uint32_t **ret_node_slo
 		j->phase = sl->overridden ? sl->pg_phase : pg->phase;
 		j->has_min_resources = pg->has_min_resources;
 		j->min_resources = pg->min_resources;
+		j->roles = pg->min_task_member;
+		j->nroles = pg->nmin_task_member;
 		j->priority = INT32_MIN; /* resolved below */
 		int32_t v;
 		if (priority_class_value(&pt, pg->priority_class_name, &v))
@@ -1081,6 +1126,7 @@ static int snapshot_build(kb_cluster *c, kb_snapshot *s, uint32_t **ret_node_slo
 		if (t->foreign)
 			continue;
 		t->job = kb_snapshot_find_job(s, gkeys[i] ? gkeys[i] : t->key);
+		t->role = task_role(c, s, t);
 		refs[nrefs_t++] = (job_task_ref){(uint32_t)t->job, i, t->creation_ms, t->key};
 	}
 	qsort(refs, nrefs_t, sizeof(*refs), cmp_job_task_ref);

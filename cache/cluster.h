@@ -61,6 +61,8 @@ typedef struct kb_cached_task {
 	int32_t priority;  /* resolved through PriorityClasses */
 	bool foreign;      /* another scheduler's pod */
 	bool critical;
+	bool preempt_never; /* resolved through PriorityClasses */
+	int16_t role;      /* index into its job's roles, or -1 */
 } kb_cached_task;
 
 /* One job of the cached build: its fields as built, but the resource sums

@@ -336,19 +336,15 @@ bool kb_queue_preemptive(const kb_session *ssn, const kb_queue *queue, const kb_
 	return true;
 }
 
-int kb_queue_fits(const kb_session *ssn, const kb_task *task, const kb_res *freed,
-		  const char **ret_reason)
+int kb_queue_fits(const kb_session *ssn, const kb_task *task, const char **ret_reason)
 {
-	static const kb_res none;
 	const kb_snapshot *s = ssn->snap;
 	if (task->job < 0 || s->jobs[task->job].queue < 0)
 		return KB_FIT_OK;
 	const kb_queue *q = &s->queues[s->jobs[task->job].queue];
-	if (!freed)
-		freed = &none;
 	for (int r = 0; ssn->conf->queue_capability && q->capability_mask && r < KB_RES_MAX; r++) {
 		if (!(q->capability_mask & (1u << r)) || task->req.q[r] <= 0 ||
-		    q->allocated.q[r] - freed->q[r] + task->req.q[r] <= q->capability.q[r])
+		    q->allocated.q[r] + q->pipelined.q[r] + task->req.q[r] <= q->capability.q[r])
 			continue;
 		if (ret_reason) {
 			char cap[KB_QUANTITY_BUFSZ];
@@ -362,7 +358,7 @@ int kb_queue_fits(const kb_session *ssn, const kb_task *task, const kb_res *free
 	FOR_HOOK(ssn, KB_HOOK_ALLOCATABLE, e)
 	{
 		const char *why = NULL;
-		if (e->ops->allocatable(e->state, ssn, q, task, freed, &why) == KB_REJECT) {
+		if (e->ops->allocatable(e->state, ssn, q, task, &why) == KB_REJECT) {
 			if (ret_reason)
 				*ret_reason = why ? why : e->ops->name;
 			return KB_FIT_FAIL;

@@ -122,10 +122,9 @@ typedef struct kb_plugin_ops {
 	/* PERMIT when the queue has used its share. */
 	kb_vote (*overused)(void *st, const kb_session *ssn, const kb_queue *queue);
 	/* REJECT (with *ret_reason) when the queue may not take task now
-	 * (volcano's AllocatableFn); freed is what victims of the same queue
-	 * give back in this decision (all zero outside preemption). */
+	 * (volcano's AllocatableFn). */
 	kb_vote (*allocatable)(void *st, const kb_session *ssn, const kb_queue *queue,
-			       const kb_task *task, const kb_res *freed, const char **ret_reason);
+			       const kb_task *task, const char **ret_reason);
 	/* REJECT when the queue may not grow by task to reclaim for it
 	 * (volcano's PreemptiveFn: it would pass its deserved share). */
 	kb_vote (*preemptive)(void *st, const kb_session *ssn, const kb_queue *queue,
@@ -285,13 +284,14 @@ bool kb_queue_overused(const kb_session *ssn, const kb_queue *queue);
 bool kb_job_starving(const kb_session *ssn, const kb_job *job);
 bool kb_queue_preemptive(const kb_session *ssn, const kb_queue *queue, const kb_task *task);
 
-/* Whether the task's queue may take it (queue fit above). freed: what the
- * decision's victims of the same queue give back, or NULL. A task of no
- * job or of an unknown queue passes. KB_FIT_OK, or KB_FIT_FAIL with a
- * reason naming the queue, its capability and the resource. O(resources +
- * plugins). */
-int kb_queue_fits(const kb_session *ssn, const kb_task *task, const kb_res *freed,
-		  const char **ret_reason);
+/* Whether the task's queue may take it (queue fit above): what the queue
+ * holds (allocated, and pipelined onto resources being released) plus the
+ * task stays within its capability; victims evicted in an open statement
+ * no longer count, so preemption inside a queue at its capability frees
+ * room in the queue as well as on the node. A task of no job or of an
+ * unknown queue passes. KB_FIT_OK, or KB_FIT_FAIL with a reason naming the
+ * queue, its capability and the resource. O(resources + plugins). */
+int kb_queue_fits(const kb_session *ssn, const kb_task *task, const char **ret_reason);
 
 /* The node's own fit (predicate above, before the plugins): KB_FIT_OK, or
  * KB_FIT_FAIL with kube-scheduler's reason ("node(s) were not ready", "Too

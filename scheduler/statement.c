@@ -79,10 +79,10 @@ int kb_stmt_evict(kb_statement *st, uint32_t ti, const char *reason)
 	return 0;
 }
 
-void kb_stmt_discard(kb_statement *st)
+void kb_stmt_discard_to(kb_statement *st, uint32_t mark)
 {
 	kb_snapshot *s = st->ssn->snap_rw;
-	for (size_t i = st->ops.n; i-- > 0;) {
+	for (size_t i = st->ops.n; i-- > mark;) {
 		const kb_stmt_op *op = &st->ops.v[i];
 		kb_task *t = &s->tasks[op->task];
 		if (op->kind == KB_OP_EVICT) {
@@ -95,8 +95,14 @@ void kb_stmt_discard(kb_statement *st)
 			t->node = op->prev_node;
 		}
 	}
-	KB_VEC_RELEASE(&st->ops);
+	st->ops.n = mark < st->ops.n ? mark : st->ops.n;
 	check_invariants(st->ssn);
+}
+
+void kb_stmt_discard(kb_statement *st)
+{
+	kb_stmt_discard_to(st, 0);
+	KB_VEC_RELEASE(&st->ops);
 }
 
 void kb_stmt_commit(kb_statement *st)

@@ -59,6 +59,11 @@ void kb_stmt_commit(kb_statement *st);
 /* Undoes every operation in reverse order. Releases the statement. */
 void kb_stmt_discard(kb_statement *st);
 
+/* Undoes, in reverse order, the operations recorded after the first mark
+ * ones (mark = kb_stmt_size() at the savepoint); the statement stays open
+ * with those mark operations. O(undone operations). */
+void kb_stmt_discard_to(kb_statement *st, uint32_t mark);
+
 /* Number of operations recorded. */
 static inline uint32_t kb_stmt_size(const kb_statement *st)
 {

@@ -132,7 +132,7 @@ int32_t kb_best_node(kb_session *ssn, const kb_task *task, kb_fit_report *report
 {
 	const kb_snapshot *s = ssn->snap;
 	const char *queue_full = NULL;
-	if (kb_queue_fits(ssn, task, NULL, &queue_full) != KB_FIT_OK) {
+	if (kb_queue_fits(ssn, task, &queue_full) != KB_FIT_OK) {
 		if (report) {
 			memset(report, 0, sizeof(*report));
 			report->queue_full = queue_full;
