@@ -198,11 +198,13 @@ static bool format_binary(int64_t milli, char *buf)
 				continue;
 			__int128 q = v * scale / unit;
 			int64_t whole = (int64_t)(q / scale), frac = (int64_t)(q % scale);
+			/* Cannot truncate: at most 20 digits, a sign, a point and
+			 * a suffix fit KB_QUANTITY_BUFSZ. */
 			if (d == 0)
-				snprintf(buf, KB_QUANTITY_BUFSZ, "%s%" PRId64 "%s", milli < 0 ? "-" : "", whole,
+				(void)snprintf(buf, KB_QUANTITY_BUFSZ, "%s%" PRId64 "%s", milli < 0 ? "-" : "", whole,
 					 suffix[k - 1]);
 			else
-				snprintf(buf, KB_QUANTITY_BUFSZ, "%s%" PRId64 ".%0*" PRId64 "%s",
+				(void)snprintf(buf, KB_QUANTITY_BUFSZ, "%s%" PRId64 ".%0*" PRId64 "%s",
 					 milli < 0 ? "-" : "", whole, d, frac, suffix[k - 1]);
 			return true;
 		}
@@ -214,11 +216,12 @@ char *kb_quantity_format(int64_t milli, enum kb_quantity_format fmt, char *buf)
 {
 	if (fmt == KB_QFMT_BINARY && milli != 0 && format_binary(milli, buf))
 		return buf;
+	/* Cannot truncate: an int64 and "m" fit KB_QUANTITY_BUFSZ. */
 	if (milli % 1000 != 0) {
-		snprintf(buf, KB_QUANTITY_BUFSZ, "%" PRId64 "m", milli);
+		(void)snprintf(buf, KB_QUANTITY_BUFSZ, "%" PRId64 "m", milli);
 		return buf;
 	}
-	snprintf(buf, KB_QUANTITY_BUFSZ, "%" PRId64, milli / 1000);
+	(void)snprintf(buf, KB_QUANTITY_BUFSZ, "%" PRId64, milli / 1000);
 	return buf;
 }
 

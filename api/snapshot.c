@@ -1,6 +1,7 @@
 #include "api/snapshot.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -361,6 +362,19 @@ void kb_snapshot_derive(kb_snapshot *s)
 	}
 }
 
+static bool broken(char *why, size_t size, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Writes what is broken into why (cut to size) for kb_snapshot_check; returns false. */
+static bool broken(char *why, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	(void)vsnprintf(why, size, fmt, ap); /* a long message is cut */
+	va_end(ap);
+	return false;
+}
+
 bool kb_snapshot_check(const kb_snapshot *s, char *why, size_t size)
 {
 	char dummy[8];
@@ -375,11 +389,9 @@ bool kb_snapshot_check(const kb_snapshot *s, char *why, size_t size)
 		int32_t prev = -1;
 		for (int32_t ti = n->task_head; ti >= 0; ti = s->tasks[ti].node_next) {
 			const kb_task *t = &s->tasks[ti];
-			if (t->node != (int32_t)i || t->node_prev != prev) {
-				snprintf(why, size, "node %s: task list link broken at %s", n->name,
-					 t->key);
-				return false;
-			}
+			if (t->node != (int32_t)i || t->node_prev != prev)
+				return broken(why, size, "node %s: task list link broken at %s",
+					      n->name, t->key);
 			if (kb_task_status_allocated(t->status) || t->status == KB_TASK_RELEASING)
 				kb_res_add(&used, &t->req);
 			if (t->status == KB_TASK_RELEASING)
@@ -390,20 +402,18 @@ bool kb_snapshot_check(const kb_snapshot *s, char *why, size_t size)
 			if (++count > s->ntasks)
 				break;
 		}
-		if (count != n->ntasks) {
-			snprintf(why, size, "node %s: %u tasks listed, %u counted", n->name, count,
-				 n->ntasks);
-			return false;
-		}
+		if (count != n->ntasks)
+			return broken(why, size, "node %s: %u tasks listed, %u counted", n->name,
+				      count, n->ntasks);
 		kb_res idle = n->allocatable;
 		kb_res_sub(&idle, &used);
-		if (memcmp(&used, &n->used, sizeof(used)) || memcmp(&rel, &n->releasing, sizeof(rel)) ||
-		    memcmp(&pipe, &n->pipelined, sizeof(pipe)) ||
-		    memcmp(&idle, &n->idle, sizeof(idle))) {
-			snprintf(why, size, "node %s: used/idle/releasing/pipelined disagree with its tasks",
-				 n->name);
-			return false;
-		}
+		if (memcmp(&used, &n->used, sizeof(used)) != 0 ||
+		    memcmp(&rel, &n->releasing, sizeof(rel)) != 0 ||
+		    memcmp(&pipe, &n->pipelined, sizeof(pipe)) != 0 ||
+		    memcmp(&idle, &n->idle, sizeof(idle)) != 0)
+			return broken(why, size,
+				      "node %s: used/idle/releasing/pipelined disagree with its tasks",
+				      n->name);
 	}
 	kb_res future = {{0}};
 	for (uint32_t i = 0; i < s->nnodes; i++)
@@ -411,28 +421,21 @@ bool kb_snapshot_check(const kb_snapshot *s, char *why, size_t size)
 			for (int r = 0; r < KB_RES_MAX; r++)
 				future.q[r] += s->nodes[i].idle.q[r] + s->nodes[i].releasing.q[r] -
 					       s->nodes[i].pipelined.q[r];
-	if (memcmp(&future, &s->total_future_idle, sizeof(future)) != 0) {
-		snprintf(why, size, "the cluster's total future idle disagrees with its nodes");
-		return false;
-	}
+	if (memcmp(&future, &s->total_future_idle, sizeof(future)) != 0)
+		return broken(why, size, "the cluster's total future idle disagrees with its nodes");
 	for (uint32_t i = 0; i < s->njobs; i++) {
 		const kb_job *j = &s->jobs[i];
 		for (int st = 0; st < KB_TASK_NSTATUS; st++)
-			if (j->nstatus[st] < 0) {
-				snprintf(why, size, "job %s: negative count for status %d", j->key, st);
-				return false;
-			}
-		if (kb_res_any_negative(&j->allocated)) {
-			snprintf(why, size, "job %s: negative allocated resources", j->key);
-			return false;
-		}
+			if (j->nstatus[st] < 0)
+				return broken(why, size, "job %s: negative count for status %d",
+					      j->key, st);
+		if (kb_res_any_negative(&j->allocated))
+			return broken(why, size, "job %s: negative allocated resources", j->key);
 	}
 	for (uint32_t i = 0; i < s->ntasks; i++) {
 		const kb_task *t = &s->tasks[i];
-		if (kb_task_status_on_node(t->status) && t->node < 0) {
-			snprintf(why, size, "task %s: holds resources but has no node", t->key);
-			return false;
-		}
+		if (kb_task_status_on_node(t->status) && t->node < 0)
+			return broken(why, size, "task %s: holds resources but has no node", t->key);
 	}
 	return true;
 }

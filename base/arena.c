@@ -16,7 +16,7 @@ struct kb_arena_chunk {
 	_Alignas(16) unsigned char data[];
 };
 
-#define KB_ARENA_DEFAULT_CHUNK (64u * 1024u)
+#define KB_ARENA_DEFAULT_CHUNK ((size_t)64 * 1024)
 #define KB_ARENA_FIRST_CHUNK 1024u
 #define ALIGN16(n) (((n) + 15u) & ~(size_t)15u)
 
@@ -251,7 +251,7 @@ char *kb_arena_vprintf(kb_arena *a, const char *fmt, va_list ap)
 	char *d = NULL;
 	bool zeroed;
 	if (n >= 0 && (d = take(a, (size_t)n + 1, 1, &zeroed)))
-		vsnprintf(d, (size_t)n + 1, fmt, again);
+		(void)vsnprintf(d, (size_t)n + 1, fmt, again); /* sized above: cannot truncate */
 	va_end(again);
 	return d;
 }

@@ -9,7 +9,7 @@ int kb_err_set(kb_err *e, int code, const char *fmt, ...)
 	if (e) {
 		va_list ap;
 		va_start(ap, fmt);
-		vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
+		(void)vsnprintf(e->msg, sizeof(e->msg), fmt, ap); /* a long message is cut */
 		va_end(ap);
 		e->code = code;
 	}
@@ -23,7 +23,7 @@ int kb_err_prefix(kb_err *e, const char *fmt, ...)
 	char prefix[KB_ERR_MSG_MAX];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(prefix, sizeof(prefix), fmt, ap);
+	(void)vsnprintf(prefix, sizeof(prefix), fmt, ap); /* a long prefix is cut */
 	va_end(ap);
 	/* Build "prefix: old" in place: move the old text right, then copy the prefix. */
 	size_t plen = strnlen(prefix, sizeof(prefix));

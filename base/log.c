@@ -37,9 +37,10 @@ void kb_log_(enum kb_log_severity sev, const char *file, int line, const char *f
 	va_list ap;
 	va_start(ap, fmt);
 	if (n > 0 && (size_t)n < sizeof(buf))
-		vsnprintf(buf + n, sizeof(buf) - (size_t)n, fmt, ap);
+		(void)vsnprintf(buf + n, sizeof(buf) - (size_t)n, fmt, ap); /* a long line is cut */
 	va_end(ap);
-	/* One write per line so concurrent writers do not interleave. */
+	/* One write per line so concurrent writers do not interleave. A log
+	 * line that cannot be written has nowhere to be reported. */
 	fprintf(out, "%s\n", buf);
-	fflush(out);
+	(void)fflush(out);
 }

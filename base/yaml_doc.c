@@ -647,7 +647,7 @@ static int read_all(int fd, const char *path, char **ret_buf, size_t *ret_len, k
 				return kb_err_set(err, -E2BIG, "%s: larger than %zu MiB", path,
 						  KB_YAML_MAX_BYTES >> 20);
 			}
-			size_t ncap = cap ? cap * 2 : 64 * 1024;
+			size_t ncap = cap ? cap * 2 : (size_t)64 * 1024;
 			if (ncap > KB_YAML_MAX_BYTES + 1)
 				ncap = KB_YAML_MAX_BYTES + 1;
 			char *nbuf = realloc(buf, ncap);

@@ -47,6 +47,9 @@
 #include "plugins/gpu_frag.h"
 #include "plugins/plugins.h"
 
+/* Memory quantities are in milli-bytes; the placement math takes MiB. */
+#define MILLI_PER_MIB ((int64_t)1000 * 1024 * 1024)
+
 enum gpu_policy { POLICY_FRAGMENTATION, POLICY_BINPACK, POLICY_SPREAD };
 
 /* What a task asks of GPUs (ASK_UNKNOWN until first needed in a session). */
@@ -95,7 +98,7 @@ static enum gpu_ask ask_of(gpu_state *st, const kb_task *t, struct kb_gpu_task *
 	    kb_gpu_models_parse_spec(&st->models, t->spec->gpu_models, strlen(t->spec->gpu_models),
 				     &models) < 0)
 		models = ~0ull; /* too many model names: accept none we know */
-	int64_t mem = t->req.q[KB_RES_MEMORY] / 1000 / (1024 * 1024);
+	int64_t mem = t->req.q[KB_RES_MEMORY] / MILLI_PER_MIB;
 	if (num > KB_GPU_NODE_MAX_GPUS || kb_gpu_task_init(ret, t->req.q[KB_RES_CPU], mem, num, share, models) < 0)
 		return ASK_TOO_MANY; /* more devices than any node's model holds */
 	return ASK_GPUS;
@@ -141,7 +144,7 @@ static void node_view(gpu_state *st, const kb_node *n, struct kb_gpu_node *gn)
 	kb_res_add(&future, &n->releasing);
 	kb_res_sub(&future, &n->pipelined);
 	int64_t cpu = future.q[KB_RES_CPU] > 0 ? future.q[KB_RES_CPU] : 0;
-	int64_t mem = future.q[KB_RES_MEMORY] > 0 ? future.q[KB_RES_MEMORY] / 1000 / (1024 * 1024) : 0;
+	int64_t mem = future.q[KB_RES_MEMORY] > 0 ? future.q[KB_RES_MEMORY] / MILLI_PER_MIB : 0;
 	kb_gpu_node_init(gn, cpu, mem, count, model);
 }
 

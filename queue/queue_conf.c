@@ -58,12 +58,65 @@ static int cmp_ns(const void *a, const void *b)
 	return strcmp(((const kb_ns_mapping *)a)->ns, ((const kb_ns_mapping *)b)->ns);
 }
 
+/* Reads a queue's namespaces (v) into qc->ns_map; by_ns maps each namespace
+ * seen so far to its index there. A namespace may name one queue only. */
+static int parse_namespaces(kb_queue_conf *qc, const kb_queue_def *q, const kb_yaml_node *v,
+			    const char *src, kb_strmap *by_ns, kb_err *err)
+{
+	if (kb_yaml_is_null(v))
+		return 0;
+	if (v->kind != KB_YAML_SEQ)
+		return kb_err_set(err, -EINVAL,
+				  "%s:%d:%d: queue \"%s\": namespaces must be a list of names",
+				  AT(v), q->name);
+	for (size_t k = 0; k < v->n; k++) {
+		const char *ns = kb_yaml_str(v->items[k]);
+		if (!ns || !*ns)
+			return kb_err_set(err, -EINVAL,
+					  "%s:%d:%d: queue \"%s\": a namespace must be a name",
+					  AT(v->items[k]), q->name);
+		int64_t m;
+		if (kb_strmap_get(by_ns, ns, &m))
+			return kb_err_set(err, -EINVAL,
+					  "%s:%d:%d: namespace \"%s\" is mapped to "
+					  "queue \"%s\" and to queue \"%s\"",
+					  AT(v->items[k]), ns, qc->ns_map[m].queue, q->name);
+		kb_ns_mapping *e = &qc->ns_map[qc->nns];
+		e->ns = kb_arena_strdup(&qc->arena, ns);
+		e->queue = q->name;
+		if (!e->ns || kb_strmap_put(by_ns, e->ns, qc->nns) < 0)
+			return -ENOMEM;
+		qc->nns++;
+	}
+	return 0;
+}
+
+/* A floor above the ceiling can never be honoured: reported at the
+ * guarantee's quantity (n is the queue's node). */
+static int check_guarantee(const kb_queue_def *q, const kb_yaml_node *n, const char *src,
+			   const kb_resnames *names, kb_err *err)
+{
+	for (int r = 0; r < KB_RES_MAX; r++)
+		if ((q->capability_mask & (1u << r)) && q->guarantee.q[r] > q->capability.q[r]) {
+			char g[KB_QUANTITY_BUFSZ], c[KB_QUANTITY_BUFSZ];
+			const kb_yaml_node *gn = kb_yaml_get(n, "guarantee");
+			const kb_yaml_node *gv = gn ? kb_yaml_get(gn, names->name[r]) : NULL;
+			if (gv)
+				gn = gv; /* point at the quantity itself */
+			return kb_err_set(err, -EINVAL,
+					  "%s:%d:%d: queue \"%s\": guarantee of %s (%s) is above its capability (%s)",
+					  AT(gn), q->name, names->name[r],
+					  kb_res_format_one(q->guarantee.q[r], names, r, g),
+					  kb_res_format_one(q->capability.q[r], names, r, c));
+		}
+	return 0;
+}
+
 /* Reads one queue into *q, appending its namespaces to qc->ns_map; by_ns maps
  * each namespace seen so far to its index in qc->ns_map. */
 static int parse_queue(kb_queue_conf *qc, kb_queue_def *q, const kb_yaml_node *n, const char *src,
 		       kb_resnames *names, kb_strmap *by_ns, kb_err *err)
 {
-	kb_ns_mapping *ns_map = qc->ns_map;
 	if (n->kind != KB_YAML_MAP)
 		return kb_err_set(err, -EINVAL, "%s:%d:%d: a queue must be a mapping, got %s", AT(n),
 				  kb_yaml_kind_name(n));
@@ -117,31 +170,7 @@ static int parse_queue(kb_queue_conf *qc, kb_queue_def *q, const kb_yaml_node *n
 						  "%s:%d:%d: queue \"%s\": state must be Open or Closed, got \"%s\"",
 						  AT(v), q->name, st ? st : kb_yaml_kind_name(v));
 		} else if (strcmp(key, "namespaces") == 0) {
-			if (kb_yaml_is_null(v))
-				continue;
-			if (v->kind != KB_YAML_SEQ)
-				return kb_err_set(err, -EINVAL,
-						  "%s:%d:%d: queue \"%s\": namespaces must be a list of names",
-						  AT(v), q->name);
-			for (size_t k = 0; k < v->n; k++) {
-				const char *ns = kb_yaml_str(v->items[k]);
-				if (!ns || !*ns)
-					return kb_err_set(err, -EINVAL,
-							  "%s:%d:%d: queue \"%s\": a namespace must be a name",
-							  AT(v->items[k]), q->name);
-				int64_t m;
-				if (kb_strmap_get(by_ns, ns, &m))
-					return kb_err_set(err, -EINVAL,
-							  "%s:%d:%d: namespace \"%s\" is mapped to "
-							  "queue \"%s\" and to queue \"%s\"",
-							  AT(v->items[k]), ns, ns_map[m].queue, q->name);
-				kb_ns_mapping *e = &ns_map[qc->nns];
-				e->ns = kb_arena_strdup(&qc->arena, ns);
-				e->queue = q->name;
-				if (!e->ns || kb_strmap_put(by_ns, e->ns, qc->nns) < 0)
-					return -ENOMEM;
-				qc->nns++;
-			}
+			r = parse_namespaces(qc, q, v, src, by_ns, err);
 		} else {
 			return kb_err_set(err, -EINVAL,
 					  "%s:%d:%d: queue \"%s\": unknown key \"%s\" (expected name, weight, "
@@ -151,21 +180,62 @@ static int parse_queue(kb_queue_conf *qc, kb_queue_def *q, const kb_yaml_node *n
 		if (r < 0)
 			return r;
 	}
-	/* A floor above the ceiling can never be honoured. */
-	for (int r = 0; r < KB_RES_MAX; r++)
-		if ((q->capability_mask & (1u << r)) && q->guarantee.q[r] > q->capability.q[r]) {
-			char g[KB_QUANTITY_BUFSZ], c[KB_QUANTITY_BUFSZ];
-			const kb_yaml_node *gn = kb_yaml_get(n, "guarantee");
-			const kb_yaml_node *gv = gn ? kb_yaml_get(gn, names->name[r]) : NULL;
-			if (gv)
-				gn = gv; /* point at the quantity itself */
-			return kb_err_set(err, -EINVAL,
-					  "%s:%d:%d: queue \"%s\": guarantee of %s (%s) is above its capability (%s)",
-					  AT(gn), q->name, names->name[r],
-					  kb_res_format_one(q->guarantee.q[r], names, r, g),
-					  kb_res_format_one(q->capability.q[r], names, r, c));
+	return check_guarantee(q, n, src, names, err);
+}
+
+/* Parents exist (reported at the parent: value), and following them never
+ * comes back: a walk colours each queue 1 while it is on the path and 2 once
+ * its ancestry is known to end at a root. O(queues). queues is the list the
+ * queues were read from, in the same order; by_name maps a name to its index. */
+static int check_parents(const kb_queue_conf *qc, const kb_yaml_node *queues, const char *src,
+			 const kb_strmap *by_name, kb_err *err)
+{
+	uint8_t *mark = calloc(qc->nqueues ? qc->nqueues : 1, 1);
+	int r = 0;
+	if (!mark)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < qc->nqueues; i++) {
+		uint32_t p = i;
+		while (mark[p] == 0) {
+			mark[p] = 1;
+			const kb_queue_def *q = &qc->queues[p];
+			const kb_yaml_node *pn = kb_yaml_get(queues->items[p], "parent");
+			int64_t next;
+			if (!q->parent)
+				break;
+			if (!kb_strmap_get(by_name, q->parent, &next)) {
+				r = kb_err_set(err, -EINVAL,
+					       "%s:%d:%d: queue \"%s\": parent \"%s\" is not defined in this file",
+					       AT(pn), q->name, q->parent);
+				goto out;
+			}
+			if (mark[next] == 1) {
+				const kb_queue_def *c = &qc->queues[next];
+				const kb_yaml_node *cn = kb_yaml_get(queues->items[next], "parent");
+				if (strcmp(c->parent, c->name) == 0)
+					r = kb_err_set(err, -EINVAL, "%s:%d:%d: queue \"%s\" is its own parent",
+						       AT(cn), c->name);
+				else
+					r = kb_err_set(err, -EINVAL,
+						       "%s:%d:%d: queue \"%s\": its parents form a cycle "
+						       "(\"%s\" -> \"%s\" -> ... -> \"%s\")",
+						       AT(cn), c->name, c->name, c->parent, c->name);
+				goto out;
+			}
+			p = (uint32_t)next;
 		}
-	return 0;
+		/* Everything on this path leads to a root (or to a path already known to). */
+		for (p = i; mark[p] == 1;) {
+			mark[p] = 2;
+			int64_t next;
+			if (!qc->queues[p].parent || !kb_strmap_get(by_name, qc->queues[p].parent, &next))
+				break;
+			p = (uint32_t)next;
+		}
+	}
+out:
+	free(mark);
+	return r;
 }
 
 static int parse_doc(kb_queue_conf *qc, const kb_yaml_node *root, const char *src,
@@ -198,7 +268,6 @@ static int parse_doc(kb_queue_conf *qc, const kb_yaml_node *root, const char *sr
 	kb_strmap by_name, by_ns;
 	kb_strmap_init(&by_name);
 	kb_strmap_init(&by_ns);
-	uint8_t *mark = NULL;
 	int r = 0;
 	for (size_t i = 0; i < queues->n; i++) {
 		kb_queue_def *q = &qc->queues[qc->nqueues];
@@ -213,56 +282,10 @@ static int parse_doc(kb_queue_conf *qc, const kb_yaml_node *root, const char *sr
 			goto out;
 		qc->nqueues++;
 	}
-	/* Parents exist (reported at the parent: value), and following them
-	 * never comes back: a walk colours each queue 1 while it is on the path
-	 * and 2 once its ancestry is known to end at a root. O(queues). */
-	mark = calloc(qc->nqueues ? qc->nqueues : 1, 1);
-	if (!mark) {
-		r = -ENOMEM;
+	if ((r = check_parents(qc, queues, src, &by_name, err)) < 0)
 		goto out;
-	}
-	for (uint32_t i = 0; i < qc->nqueues; i++) {
-		uint32_t p = i;
-		while (mark[p] == 0) {
-			mark[p] = 1;
-			const kb_queue_def *q = &qc->queues[p];
-			const kb_yaml_node *pn = kb_yaml_get(queues->items[p], "parent");
-			int64_t next;
-			if (!q->parent)
-				break;
-			if (!kb_strmap_get(&by_name, q->parent, &next)) {
-				r = kb_err_set(err, -EINVAL,
-					       "%s:%d:%d: queue \"%s\": parent \"%s\" is not defined in this file",
-					       AT(pn), q->name, q->parent);
-				goto out;
-			}
-			if (mark[next] == 1) {
-				const kb_queue_def *c = &qc->queues[next];
-				const kb_yaml_node *cn = kb_yaml_get(queues->items[next], "parent");
-				if (strcmp(c->parent, c->name) == 0)
-					r = kb_err_set(err, -EINVAL, "%s:%d:%d: queue \"%s\" is its own parent",
-						       AT(cn), c->name);
-				else
-					r = kb_err_set(err, -EINVAL,
-						       "%s:%d:%d: queue \"%s\": its parents form a cycle "
-						       "(\"%s\" -> \"%s\" -> ... -> \"%s\")",
-						       AT(cn), c->name, c->name, c->parent, c->name);
-				goto out;
-			}
-			p = (uint32_t)next;
-		}
-		/* Everything on this path leads to a root (or to a path already known to). */
-		for (p = i; mark[p] == 1;) {
-			mark[p] = 2;
-			int64_t next;
-			if (!qc->queues[p].parent || !kb_strmap_get(&by_name, qc->queues[p].parent, &next))
-				break;
-			p = (uint32_t)next;
-		}
-	}
 	qsort(qc->ns_map, qc->nns, sizeof(kb_ns_mapping), cmp_ns);
 out:
-	free(mark);
 	kb_strmap_release(&by_name);
 	kb_strmap_release(&by_ns);
 	return r;

@@ -56,7 +56,7 @@ int kb_session_open(kb_session *ssn, kb_snapshot *snap, const kb_conf *conf,
 {
 	memset(ssn, 0, sizeof(*ssn));
 	kb_arena_init(&ssn->arena);
-	ssn->arena.chunk_size = 256u * 1024u;
+	ssn->arena.chunk_size = (size_t)256 * 1024;
 	ssn->snap = snap;
 	ssn->snap_rw = snap;
 	ssn->conf = conf;
@@ -217,9 +217,12 @@ void kb_session_set_task_devices(kb_session *ssn, uint32_t t, uint32_t gpu_mask)
 
 /* ---- dispatch -------------------------------------------------------------------- */
 
+/* e names the loop variable it declares, so it cannot be parenthesized. */
+/* NOLINTBEGIN(bugprone-macro-parentheses) */
 #define FOR_HOOK(ssn, h, e)                                                                        \
-	for (const kb_hook_entry *e = (ssn)->hooks[h].v, *e##_end_ = e + (ssn)->hooks[h].n;        \
+	for (const kb_hook_entry *e = (ssn)->hooks[(h)].v, *e##_end_ = e + (ssn)->hooks[(h)].n;    \
 	     e < e##_end_; e++)
+/* NOLINTEND(bugprone-macro-parentheses) */
 
 bool kb_job_less(const kb_session *ssn, const kb_job *l, const kb_job *r)
 {
