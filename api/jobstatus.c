@@ -34,7 +34,9 @@ void kb_job_status_of(const kb_job *j, const char *pending_reason, bool enqueue_
 		ret->phase = KB_PG_COMPLETED;
 	else if (ret->running + ret->succeeded >= j->min_member && j->ntasks > 0)
 		ret->phase = KB_PG_RUNNING;
-	else if (j->phase == KB_PG_INQUEUE || j->phase == KB_PG_RUNNING)
+	else if (j->phase == KB_PG_INQUEUE)
+		ret->phase = KB_PG_INQUEUE; /* admitted: by enqueue, or by allocate without it */
+	else if (j->phase == KB_PG_RUNNING)
 		ret->phase = enqueue_configured ? KB_PG_INQUEUE : KB_PG_PENDING;
 	else
 		ret->phase = KB_PG_PENDING;

@@ -26,8 +26,10 @@ typedef struct kb_job_status {
 
 /* The status of j as a session leaves it. pending_reason is the session's
  * reason for j (NULL when it has none); j->invalid, when set, wins over it.
- * enqueue_configured: whether the enqueue action ran, without which an
- * admitted group reads Pending (kube-batch's phases). Writes *ret only.
+ * An Inqueue group stays Inqueue until it runs (enqueue admitted it, or
+ * allocate did when enqueue is not configured). enqueue_configured: whether
+ * the enqueue action ran; without it a group that was Running and fell below
+ * minMember reads Pending, as volcano's does. Writes *ret only.
  * Borrowed strings: ret->unschedulable points at pending_reason or
  * j->invalid. O(1). */
 void kb_job_status_of(const kb_job *j, const char *pending_reason, bool enqueue_configured,

@@ -26,7 +26,7 @@
 #include "api/quantity.h"
 #include "plugins/plugins.h"
 #include "queue/deserved.h"
-#include "scheduler/actions/actions.h"
+#include "scheduler/job.h"
 
 /* Scratch of the reclaimable filter, per queue: what a queue holds less
  * the candidates already taken in the current call (seen[q] == gen). */
@@ -117,7 +117,8 @@ static kb_vote prop_enqueueable(void *st, const kb_session *ssn, const kb_job *j
 	if (!q->capability_mask)
 		return KB_ABSTAIN;
 	kb_res min;
-	kb_job_min_request(ssn, j, &min);
+	if (kb_job_min_request(ssn, j, &min) < 0)
+		return KB_REJECT; /* out of memory: not admitted this session */
 	kb_res_sub(&min, &j->allocated);
 	return over_capability(q, &min) >= 0 ? KB_REJECT : KB_PERMIT;
 }
@@ -131,7 +132,8 @@ static int capability_blocks(const kb_session *ssn, const kb_job *j, const kb_qu
 {
 	const kb_snapshot *s = ssn->snap;
 	if (kb_job_ready_count(j) < j->min_member) {
-		kb_job_min_request(ssn, j, ret_min);
+		if (kb_job_min_request(ssn, j, ret_min) < 0)
+			return -1; /* out of memory: no explanation, not a wrong one */
 		*ret_need = *ret_min;
 		kb_res_sub(ret_need, &j->allocated);
 		return over_capability(q, ret_need);

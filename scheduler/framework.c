@@ -209,6 +209,11 @@ const char *kb_session_printf(const kb_session *ssn, const char *fmt, ...)
 	return s;
 }
 
+void *kb_session_calloc(const kb_session *ssn, size_t n, size_t size)
+{
+	return kb_arena_calloc(&((kb_session *)ssn)->arena, n, size);
+}
+
 void kb_session_set_task_devices(kb_session *ssn, uint32_t t, uint32_t gpu_mask)
 {
 	kb_snapshot_touch_task(ssn->snap_rw, t);

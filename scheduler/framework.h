@@ -245,6 +245,11 @@ void kb_session_set_task_devices(kb_session *ssn, uint32_t t, uint32_t gpu_mask)
 const char *kb_session_printf(const kb_session *ssn, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/* n zeroed bytes from the session's arena, for scratch that hooks given a
+ * const session need (same reasoning as kb_session_printf). NULL on
+ * -ENOMEM. O(n). */
+void *kb_session_calloc(const kb_session *ssn, size_t n, size_t size);
+
 /* The session output of job j (a job of ssn->snap). O(1). */
 static inline kb_job_outcome *kb_job_out(const kb_session *ssn, const kb_job *j)
 {

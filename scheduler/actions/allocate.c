@@ -10,11 +10,16 @@
  *    (pipeline);
  *  - once the job is ready (gang: minMember reached) and tasks remain, the
  *    job goes back into its queue so that other jobs get a turn;
+ *  - a task that finds no node stays pending; the job's turn goes on with
+ *    its siblings while they could still reach minMember (volcano's
+ *    NeedContinueAllocating), so an elastic job places what it can and one
+ *    pod with an impossible selector does not hold back the rest;
  *  - at the end of a job's turn: ready -> commit (bind); pipelined -> the
  *    placements stay in the session but nothing is bound; otherwise discard,
  *    leaving no trace, and the job records why.
  * When the enqueue action is configured, only jobs it admitted (Inqueue or
- * already Running) are considered. A job whose remaining minimum exceeds the
+ * already Running) are considered; when it is not, allocate admits Pending
+ * PodGroups itself (Pending -> Inqueue), pods or not, as volcano's does. A job whose remaining minimum exceeds the
  * whole cluster's free resources is skipped without searching nodes.
  *
  * Cost: O(tasks placed x nodes x predicates) plus heap operations.
@@ -52,25 +57,6 @@ static bool task_less(const void *ctx, uint32_t a, uint32_t b)
 {
 	const kb_session *ssn = ctx;
 	return kb_task_less(ssn, &ssn->snap->tasks[a], &ssn->snap->tasks[b]);
-}
-
-bool kb_job_has_pending(const kb_snapshot *s, const kb_job *j, bool best_effort)
-{
-	if (j->nstatus[KB_TASK_PENDING] == 0)
-		return false; /* most jobs of a busy cluster: no walk over their tasks */
-	for (uint32_t k = 0; k < j->ntasks; k++) {
-		const kb_task *t = &s->tasks[s->job_tasks[j->first_task + k]];
-		if (t->status == KB_TASK_PENDING && t->best_effort == best_effort)
-			return true;
-	}
-	return false;
-}
-
-bool kb_job_admitted(const kb_session *ssn, const kb_job *j)
-{
-	if (!ssn->enqueue_configured || j->flavor == KB_PG_NONE)
-		return true;
-	return j->phase != KB_PG_PENDING;
 }
 
 /* "2 need cpu: 1, largest free cpu: 500m": the first resource the failing task
@@ -174,6 +160,175 @@ static int build_tasks(alloc_ctx *ac, uint32_t ji)
 	return 0;
 }
 
+/* Whether job j can still reach minMember with the tasks left in its heap:
+ * volcano's NeedContinueAllocating. A member that cannot be placed does not
+ * end the job's turn while its siblings could still make the gang. O(1). */
+static bool can_still_reach(const kb_job *j, const kb_pq *tasks)
+{
+	return kb_job_placed_count(j) + (int32_t)tasks->n >= j->min_member;
+}
+
+/* Why task t (of job j, with remaining tasks still to place) found no node. */
+static const char *no_node_reason(kb_session *ssn, const kb_job *j, const kb_task *t,
+				  const kb_fit_report *rep, const kb_pq *tasks)
+{
+	int32_t fit = kb_job_placed_count(j);
+	uint32_t remaining = 1 + tasks->n;
+	if (j->min_member > fit && (uint32_t)(j->min_member - fit) < remaining)
+		remaining = (uint32_t)(j->min_member - fit);
+	const char *why = kb_fit_report_format(ssn, rep);
+	const char *short_ = shortage(ssn, t, remaining);
+	return short_ ? kb_arena_printf(&ssn->arena, "%s (%s)", short_, why) : why;
+}
+
+/* One turn of job ji: its tasks in task order onto their best nodes, through
+ * statement st. A task that finds no node stays pending and out of the heap
+ * for the rest of the session (nothing placed later makes room for it); the
+ * turn goes on while the rest could still make the gang. Ends early once the
+ * job is ready with tasks left (*ret_pushed_back: then it is back in its
+ * queue's heap). *ret_fail: the last placement failure, or NULL.
+ * Returns 0 or -ENOMEM (the caller discards st). */
+static int job_turn(alloc_ctx *ac, uint32_t ji, kb_statement *st, kb_pq *jobs,
+		    const char **ret_fail, bool *ret_pushed_back)
+{
+	kb_session *ssn = ac->ssn;
+	kb_snapshot *s = ssn->snap_rw;
+	kb_job *j = &s->jobs[ji];
+	kb_pq *tasks = &ac->tasks_of_job[ji];
+	while (!kb_pq_empty(tasks)) {
+		uint32_t ti = kb_pq_pop(tasks);
+		kb_task *t = &s->tasks[ti];
+		kb_fit_report rep;
+		int32_t ni = kb_best_node(ssn, t, &rep);
+		if (ni < 0) {
+			*ret_fail = no_node_reason(ssn, j, t, &rep, tasks);
+			kb_job_out(ssn, j)->fit_tasks = kb_job_placed_count(j);
+			if (can_still_reach(j, tasks))
+				continue;
+			break;
+		}
+		int r = kb_fits_idle(t, &s->nodes[ni]) ? kb_stmt_allocate(st, ti, (uint32_t)ni)
+							: kb_stmt_pipeline(st, ti, (uint32_t)ni);
+		if (r < 0)
+			return r;
+		if (kb_job_ready(ssn, j) && !kb_pq_empty(tasks)) {
+			/* Minimum reached: let other jobs have a turn first. */
+			if (kb_pq_push(jobs, ji) < 0)
+				return -ENOMEM;
+			*ret_pushed_back = true;
+			break;
+		}
+	}
+	return 0;
+}
+
+/* Why job j may not be allocated this session, or NULL when it may. Without
+ * the enqueue action, a Pending PodGroup is admitted here (volcano's
+ * allocate does the same), so that no configuration leaves a group that
+ * waits for Inqueue before creating its pods waiting forever. */
+static const char *not_allocatable(kb_session *ssn, kb_job *j)
+{
+	const kb_queue *q = &ssn->snap->queues[j->queue];
+	bool open = q->state == KB_QUEUE_OPEN;
+	if (open && !ssn->enqueue_configured && j->flavor != KB_PG_NONE && j->phase == KB_PG_PENDING)
+		j->phase = KB_PG_INQUEUE;
+	if (!kb_job_has_pending(ssn->snap, j, false))
+		return NULL; /* nothing to place: not queued, and no reason either */
+	if (!open)
+		return kb_arena_printf(&ssn->arena, "queue \"%s\" is not open", q->name);
+	const char *invalid = kb_job_valid(ssn, j);
+	if (invalid)
+		return invalid;
+	if (!kb_job_admitted(ssn, j))
+		return kb_job_out(ssn, j)->pending_reason
+			       ? kb_job_out(ssn, j)->pending_reason
+			       : "waiting to be enqueued: the cluster or its queue cannot hold its "
+				 "minimum resources yet";
+	return NULL;
+}
+
+/* Every job with something to place into its queue's heap, and every such
+ * queue into queues. Returns 0 or -ENOMEM. */
+static int fill_queues(alloc_ctx *ac, kb_pq *queues)
+{
+	kb_session *ssn = ac->ssn;
+	kb_snapshot *s = ssn->snap_rw;
+	bool *queued = kb_arena_calloc(&ssn->arena, s->nqueues ? s->nqueues : 1, sizeof(bool));
+	if (!queued)
+		return -ENOMEM;
+	for (uint32_t ji = 0; ji < s->njobs; ji++) {
+		kb_job *j = &s->jobs[ji];
+		if (j->queue < 0)
+			continue;
+		const char *why = not_allocatable(ssn, j);
+		if (why) {
+			kb_job_out(ssn, j)->pending_reason = why;
+			continue;
+		}
+		if (!kb_job_has_pending(s, j, false))
+			continue;
+		if (kb_pq_push(&ac->jobs_of_queue[j->queue], ji) < 0)
+			return -ENOMEM;
+		if (!queued[j->queue]) {
+			queued[j->queue] = true;
+			if (kb_pq_push(queues, (uint32_t)j->queue) < 0)
+				return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+/* The rest of an overused queue's jobs wait: say so. */
+static void queue_waits(kb_session *ssn, const kb_queue *q, kb_pq *jobs)
+{
+	while (!kb_pq_empty(jobs)) {
+		kb_job *j = &ssn->snap_rw->jobs[kb_pq_pop(jobs)];
+		if (!kb_job_out(ssn, j)->pending_reason)
+			kb_job_out(ssn, j)->pending_reason =
+				kb_arena_printf(&ssn->arena, "queue \"%s\" is using its share", q->name);
+	}
+}
+
+/* The next job of queue qi (popped from jobs) gets its turn: commit when it is
+ * ready or pipelined, else discard. Returns 0 or -ENOMEM (nothing of the
+ * turn stays in the snapshot then). */
+static int next_job(alloc_ctx *ac, kb_pq *jobs)
+{
+	kb_session *ssn = ac->ssn;
+	uint32_t ji = kb_pq_pop(jobs);
+	kb_job *j = &ssn->snap_rw->jobs[ji];
+	kb_job_outcome *out = kb_job_out(ssn, j);
+	const char *hopeless = cannot_hold(ssn, j);
+	if (hopeless) {
+		out->fit_tasks = kb_job_placed_count(j);
+		if (!kb_job_ready(ssn, j) || !out->pending_reason)
+			out->pending_reason = hopeless;
+		return 0;
+	}
+	if (!ac->tasks_built[ji] && build_tasks(ac, ji) < 0)
+		return -ENOMEM;
+	kb_statement st;
+	kb_stmt_init(&st, ssn);
+	const char *fail = NULL;
+	bool pushed_back = false;
+	if (job_turn(ac, ji, &st, jobs, &fail, &pushed_back) < 0) {
+		kb_stmt_discard(&st);
+		return -ENOMEM;
+	}
+	if (kb_job_ready(ssn, j)) {
+		kb_stmt_commit(&st);
+		if (fail && !pushed_back)
+			out->pending_reason = fail; /* ready, but some tasks still wait */
+	} else if (kb_job_pipelined(ssn, j)) {
+		kb_stmt_commit(&st);
+		out->pending_reason = "pipelined: waiting for resources being released";
+	} else {
+		kb_stmt_discard(&st);
+		out->pending_reason = fail ? fail : "not enough tasks to reach minMember";
+	}
+	return 0;
+}
+
 static int allocate_execute(kb_session *ssn, kb_err *err)
 {
 	kb_snapshot *s = ssn->snap_rw;
@@ -183,126 +338,23 @@ static int allocate_execute(kb_session *ssn, kb_err *err)
 	ac.tasks_built = kb_arena_calloc(&ssn->arena, s->njobs ? s->njobs : 1, sizeof(bool));
 	if (!ac.jobs_of_queue || !ac.tasks_of_job || !ac.tasks_built)
 		return kb_err_set(err, -ENOMEM, "out of memory");
-
 	kb_pq queues;
 	kb_pq_init(&queues, &ssn->arena, queue_less, ssn);
 	for (uint32_t q = 0; q < s->nqueues; q++)
 		kb_pq_init(&ac.jobs_of_queue[q], &ssn->arena, job_less, ssn);
-	bool *queued = kb_arena_calloc(&ssn->arena, s->nqueues ? s->nqueues : 1, sizeof(bool));
-	if (!queued)
+	if (fill_queues(&ac, &queues) < 0)
 		return kb_err_set(err, -ENOMEM, "out of memory");
-	for (uint32_t ji = 0; ji < s->njobs; ji++) {
-		kb_job *j = &s->jobs[ji];
-		if (j->queue < 0 || !kb_job_has_pending(s, j, false))
-			continue;
-		const char *invalid = kb_job_valid(ssn, j);
-		if (invalid) {
-			kb_job_out(ssn, j)->pending_reason = invalid;
-			continue;
-		}
-		if (!kb_job_admitted(ssn, j)) {
-			if (!kb_job_out(ssn, j)->pending_reason)
-				kb_job_out(ssn, j)->pending_reason = "waiting to be enqueued: the cluster or its queue "
-						    "cannot hold its minimum resources yet";
-			continue;
-		}
-		if (s->queues[j->queue].state != KB_QUEUE_OPEN) {
-			kb_job_out(ssn, j)->pending_reason = kb_arena_printf(&ssn->arena, "queue \"%s\" is not open",
-							    s->queues[j->queue].name);
-			continue;
-		}
-		if (kb_pq_push(&ac.jobs_of_queue[j->queue], ji) < 0)
-			return kb_err_set(err, -ENOMEM, "out of memory");
-		if (!queued[j->queue]) {
-			queued[j->queue] = true;
-			if (kb_pq_push(&queues, (uint32_t)j->queue) < 0)
-				return kb_err_set(err, -ENOMEM, "out of memory");
-		}
-	}
-
 	while (!kb_pq_empty(&queues)) {
 		uint32_t qi = kb_pq_pop(&queues);
-		kb_queue *q = &s->queues[qi];
 		kb_pq *jobs = &ac.jobs_of_queue[qi];
-		if (kb_queue_overused(ssn, q)) {
-			/* The rest of this queue's jobs wait: say so. */
-			while (!kb_pq_empty(jobs)) {
-				kb_job *j = &s->jobs[kb_pq_pop(jobs)];
-				if (!kb_job_out(ssn, j)->pending_reason)
-					kb_job_out(ssn, j)->pending_reason = kb_arena_printf(
-						&ssn->arena, "queue \"%s\" is using its share", q->name);
-			}
+		if (kb_queue_overused(ssn, &s->queues[qi])) {
+			queue_waits(ssn, &s->queues[qi], jobs);
 			continue;
 		}
-		if (kb_pq_empty(jobs))
-			continue;
-		uint32_t ji = kb_pq_pop(jobs);
-		kb_job *j = &s->jobs[ji];
-		const char *hopeless = cannot_hold(ssn, j);
-		if (hopeless) {
-			kb_job_out(ssn, j)->fit_tasks = kb_job_placed_count(j);
-			if (!kb_job_ready(ssn, j) || !kb_job_out(ssn, j)->pending_reason)
-				kb_job_out(ssn, j)->pending_reason = hopeless;
-			if (!kb_pq_empty(jobs) && kb_pq_push(&queues, qi) < 0)
-				return kb_err_set(err, -ENOMEM, "out of memory");
-			continue;
-		}
-		if (!ac.tasks_built[ji] && build_tasks(&ac, ji) < 0)
+		if (!kb_pq_empty(jobs) && next_job(&ac, jobs) < 0)
 			return kb_err_set(err, -ENOMEM, "out of memory");
-		kb_pq *tasks = &ac.tasks_of_job[ji];
-
-		kb_statement st;
-		kb_stmt_init(&st, ssn);
-		const char *fail = NULL;
-		bool pushed_back = false;
-		while (!kb_pq_empty(tasks)) {
-			uint32_t ti = kb_pq_pop(tasks);
-			kb_task *t = &s->tasks[ti];
-			kb_fit_report rep;
-			int32_t ni = kb_best_node(ssn, t, &rep);
-			if (ni < 0) {
-				int32_t fit = kb_job_placed_count(j);
-				uint32_t remaining = 1 + tasks->n;
-				if (j->min_member > fit && (uint32_t)(j->min_member - fit) < remaining)
-					remaining = (uint32_t)(j->min_member - fit);
-				const char *why = kb_fit_report_format(ssn, &rep);
-				const char *short_ = shortage(ssn, t, remaining);
-				fail = short_ ? kb_arena_printf(&ssn->arena, "%s (%s)", short_, why) : why;
-				kb_job_out(ssn, j)->fit_tasks = fit;
-				/* The task stays pending; put it back for a later turn. */
-				if (kb_pq_push(tasks, ti) < 0)
-					return kb_err_set(err, -ENOMEM, "out of memory");
-				break;
-			}
-			kb_node *n = &s->nodes[ni];
-			int r = kb_fits_idle(t, n) ? kb_stmt_allocate(&st, ti, (uint32_t)ni)
-						   : kb_stmt_pipeline(&st, ti, (uint32_t)ni);
-			if (r < 0) {
-				kb_stmt_discard(&st);
-				return kb_err_set(err, r, "out of memory");
-			}
-			if (kb_job_ready(ssn, j) && !kb_pq_empty(tasks)) {
-				/* Minimum reached: let other jobs have a turn first. */
-				if (kb_pq_push(jobs, ji) < 0)
-					return kb_err_set(err, -ENOMEM, "out of memory");
-				pushed_back = true;
-				break;
-			}
-		}
-		if (kb_job_ready(ssn, j)) {
-			kb_stmt_commit(&st);
-			if (fail && !pushed_back)
-				kb_job_out(ssn, j)->pending_reason = fail; /* ready, but some tasks still wait */
-		} else if (kb_job_pipelined(ssn, j)) {
-			kb_stmt_commit(&st);
-			kb_job_out(ssn, j)->pending_reason = "pipelined: waiting for resources being released";
-		} else {
-			kb_stmt_discard(&st);
-			kb_job_out(ssn, j)->pending_reason = fail ? fail : "not enough tasks to reach minMember";
-		}
-		if (!kb_pq_empty(jobs))
-			if (kb_pq_push(&queues, qi) < 0)
-				return kb_err_set(err, -ENOMEM, "out of memory");
+		if (!kb_pq_empty(jobs) && kb_pq_push(&queues, qi) < 0)
+			return kb_err_set(err, -ENOMEM, "out of memory");
 	}
 	return 0;
 }
