@@ -165,6 +165,21 @@ static int parse_args(kb_conf *c, const kb_yaml_node *v, const char *src, const 
 	return 0;
 }
 
+/* Hands each argument of an action's configuration to the action's own
+ * check, prefixing its complaint with where the value is. */
+static int check_action_args(const kb_action_ops *ops, const kb_yaml_node *args, const char *src,
+			     kb_err *err)
+{
+	for (size_t k = 0; ops->check_arg && args->kind == KB_YAML_MAP && k < args->n; k++) {
+		const kb_yaml_node *v = args->pairs[k].value;
+		kb_err why = {0};
+		if (ops->check_arg(args->pairs[k].key->str, v->str, &why) < 0)
+			return kb_err_set(err, -EINVAL, "%s:%d:%d: configuration of %s: %s", AT(v),
+					  ops->name, why.msg);
+	}
+	return 0;
+}
+
 static int parse_plugin(kb_conf *c, kb_plugin_conf *pc, const kb_yaml_node *n, const char *src,
 			kb_err *err)
 {
@@ -247,6 +262,10 @@ static int parse_configurations(kb_conf *c, const kb_yaml_node *v, const char *s
 				return kb_err_set(err, -EINVAL, "%s:%d:%d: configuration of %s: unknown key \"%s\"",
 						  AT(item->pairs[k].key), name, key);
 			int r = parse_args(c, item->pairs[k].value, src, name, &ac->args, &ac->nargs, err);
+			if (r < 0)
+				return r;
+			r = check_action_args(kb_registry_action(c->registry, name), item->pairs[k].value,
+					      src, err);
 			if (r < 0)
 				return r;
 		}

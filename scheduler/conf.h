@@ -39,6 +39,13 @@ typedef struct kb_action_ops {
 	const char *name;
 	/* Runs the action over the session. Returns 0 or -errno (with err). */
 	int (*execute)(struct kb_session *ssn, kb_err *err);
+	/* Optional: checks one argument of the action's `configurations:` entry
+	 * when the configuration is loaded, so that a bad value is refused then,
+	 * not at the first session. Returns 0 (also for a key the action does
+	 * not know: volcano's configurations carry keys of its own), or -EINVAL
+	 * with err saying what the value must be (the loader adds the file,
+	 * line and action). */
+	int (*check_arg)(const char *key, const char *value, kb_err *err);
 } kb_action_ops;
 
 typedef struct kb_plugin_arg {

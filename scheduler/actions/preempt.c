@@ -462,28 +462,48 @@ static const kb_task *first_evictor(const evict_ctx *ec, const kb_job *j)
 }
 
 /* The action's arguments (configurations:), into ec. 0 or -EINVAL. */
+/* Parses one argument of preempt's or reclaim's configuration into ec (when
+ * non-NULL). Returns 0 (unknown keys too: volcano's own are left alone) or
+ * -EINVAL with err saying what the value must be. */
+static int parse_argument(evict_ctx *ec, const char *key, const char *value, kb_err *err)
+{
+	int64_t ms;
+	if (strcmp(key, "cooldown") == 0 || strcmp(key, "victim-cooldown") == 0) {
+		if (kb_duration_parse_ms(value, &ms) < 0 || ms < 0)
+			return kb_err_set(err, -EINVAL, "%s must be a duration such as 60s or 5m, got \"%s\"",
+					  key, value);
+		if (ec)
+			*(key[0] == 'c' ? &ec->cooldown_ms : &ec->victim_cooldown_ms) = ms;
+	} else if (strcmp(key, "cooldown-priority-gap") == 0) {
+		char *end;
+		errno = 0;
+		long long g = strtoll(value, &end, 10);
+		if (!*value || *end || g < 0 || errno)
+			return kb_err_set(err, -EINVAL,
+					  "cooldown-priority-gap must be a whole number >= 0, got \"%s\"",
+					  value);
+		if (ec)
+			ec->priority_gap = g;
+	}
+	return 0;
+}
+
+static int check_argument(const char *key, const char *value, kb_err *err)
+{
+	return parse_argument(NULL, key, value, err);
+}
+
 static int read_arguments(evict_ctx *ec, kb_err *err)
 {
 	const kb_conf *conf = ec->ssn->conf;
 	const char *name = mode_name(ec->mode);
-	static const char *const knobs[] = {"cooldown", "victim-cooldown"};
-	int64_t *dst[] = {&ec->cooldown_ms, &ec->victim_cooldown_ms};
-	for (int k = 0; k < 2; k++) {
-		const char *v = kb_conf_action_arg(conf, name, knobs[k], NULL);
-		if (v && kb_duration_parse_ms(v, dst[k]) < 0)
-			return kb_err_set(err, -EINVAL, "%s: configuration of %s: bad %s \"%s\"",
-					  conf->source, name, knobs[k], v);
-	}
-	const char *gap = kb_conf_action_arg(conf, name, "cooldown-priority-gap", NULL);
-	if (gap) {
-		char *end;
-		long long g = strtoll(gap, &end, 10);
-		if (!*gap || *end || g < 0)
-			return kb_err_set(err, -EINVAL,
-					  "%s: configuration of %s: cooldown-priority-gap must be a "
-					  "whole number >= 0, got \"%s\"",
-					  conf->source, name, gap);
-		ec->priority_gap = g;
+	static const char *const keys[] = {"cooldown", "victim-cooldown", "cooldown-priority-gap"};
+	for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+		const char *v = kb_conf_action_arg(conf, name, keys[k], NULL);
+		kb_err why = {0};
+		if (v && parse_argument(ec, keys[k], v, &why) < 0)
+			return kb_err_set(err, -EINVAL, "%s: configuration of %s: %s", conf->source, name,
+					  why.msg);
 	}
 	return 0;
 }
@@ -584,9 +604,11 @@ static int reclaim_execute(kb_session *ssn, kb_err *err)
 const kb_action_ops kb_action_preempt = {
 	.name = "preempt",
 	.execute = preempt_execute,
+	.check_arg = check_argument,
 };
 
 const kb_action_ops kb_action_reclaim = {
 	.name = "reclaim",
 	.execute = reclaim_execute,
+	.check_arg = check_argument,
 };

@@ -321,6 +321,39 @@ static void check_pairs(json_t *outj, const kb_yaml_node *groups, bool same)
 	}
 }
 
+/* Every key of expect.yaml is one this runner checks, and every count is an
+ * integer: a misspelt key or a bad number fails the scenario instead of
+ * checking nothing. */
+static void check_expect_keys(const kb_yaml_node *ex)
+{
+	static const char *const known[] = {
+		"description", "schedule_period_ms", "max_time_ms", "error", "bound", "not_bound",
+		"bound_count", "eviction_count", "max_eviction_count", "evicted", "not_evicted",
+		"max_evictions_per_pod", "pending", "pending_reason", "podgroups", "queues",
+		"same_node", "different_nodes", "bound_before", "bound_at", "gpus"};
+	static const char *const counts[] = {"schedule_period_ms", "max_time_ms", "bound_count",
+					     "eviction_count", "max_eviction_count",
+					     "max_evictions_per_pod"};
+	if (!ex || ex->kind != KB_YAML_MAP) {
+		FAIL("expect.yaml: expected a mapping");
+		return;
+	}
+	for (size_t i = 0; i < ex->n; i++) {
+		const char *key = ex->pairs[i].key->str;
+		bool ok = false;
+		for (size_t k = 0; k < sizeof(known) / sizeof(known[0]) && !ok; k++)
+			ok = strcmp(key, known[k]) == 0;
+		if (!ok)
+			FAIL("expect.yaml:%d: unknown key \"%s\"", ex->pairs[i].key->line, key);
+	}
+	int64_t v;
+	for (size_t k = 0; k < sizeof(counts) / sizeof(counts[0]); k++) {
+		const kb_yaml_node *n = kb_yaml_get(ex, counts[k]);
+		if (n && kb_yaml_int(n, &v) < 0)
+			FAIL("expect.yaml:%d: %s: expected an integer", n->line, counts[k]);
+	}
+}
+
 static void check_expect(const kb_yaml_node *ex, json_t *outj)
 {
 	const kb_yaml_node *n;
@@ -347,10 +380,18 @@ static void check_expect(const kb_yaml_node *ex, json_t *outj)
 	if ((n = kb_yaml_get(ex, "eviction_count")) && kb_yaml_int(n, &want) == 0 &&
 	    (int64_t)json_array_size(evicts) != want)
 		FAIL("eviction_count: expected %lld, got %zu", (long long)want, json_array_size(evicts));
+	if ((n = kb_yaml_get(ex, "max_eviction_count")) && kb_yaml_int(n, &want) == 0 &&
+	    (int64_t)json_array_size(evicts) > want)
+		FAIL("max_eviction_count: expected at most %lld, got %zu", (long long)want,
+		     json_array_size(evicts));
 	if ((n = kb_yaml_get(ex, "evicted")))
 		for (size_t i = 0; i < n->n; i++)
 			if (!find_by(evicts, "pod", kb_yaml_str(n->items[i])))
 				FAIL("%s: expected evicted, was not", kb_yaml_str(n->items[i]));
+	if ((n = kb_yaml_get(ex, "not_evicted")))
+		for (size_t i = 0; i < n->n; i++)
+			if (find_by(evicts, "pod", kb_yaml_str(n->items[i])))
+				FAIL("%s: expected never evicted, was evicted", kb_yaml_str(n->items[i]));
 	if ((n = kb_yaml_get(ex, "max_evictions_per_pod")) && kb_yaml_int(n, &want) == 0) {
 		size_t i, k;
 		json_t *v, *w;
@@ -531,6 +572,7 @@ int main(int argc, char **argv)
 		.registry = &kb_builtin_registry,
 		.output = KB_SIM_JSON,
 	};
+	check_expect_keys(ex);
 	int64_t v;
 	if (kb_yaml_int(kb_yaml_get(ex, "schedule_period_ms"), &v) == 0)
 		o.period_ms = v;
@@ -556,7 +598,7 @@ int main(int argc, char **argv)
 			FAIL("output is not JSON: %s (line %d)", je.text, je.line);
 		} else {
 			facts f = {0};
-			kb_cluster_init(&f.cluster, "kube-batchd", "default");
+			kb_cluster_init(&f.cluster, KB_DEFAULT_SCHEDULER_NAME, KB_DEFAULT_QUEUE);
 			size_t cap = 0;
 			for (size_t i = 0; i < nfiles; i++)
 				if (kb_manifests_load(&f.cluster, files[i], &f.later, &err) < 0)
