@@ -40,7 +40,7 @@
 #include <math.h>
 
 #include "plugins/plugins.h"
-#include "plugins/predicates.h"
+#include "api/labels.h"
 #include "scheduler/framework.h"
 
 #define KB_NODEORDER_MAX 10.0

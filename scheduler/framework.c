@@ -1,5 +1,7 @@
 #include "scheduler/framework.h"
 
+#include "api/labels.h"
+
 #include "api/quantity.h"
 
 #include <errno.h>
@@ -381,6 +383,18 @@ int kb_node_fits(const kb_session *ssn, const kb_task *task, const kb_node *node
 	if (!node->ready) {
 		*ret_reason = "node(s) were not ready";
 		return KB_FIT_FAIL;
+	}
+	if (node->unschedulable) {
+		/* kube-scheduler's NodeUnschedulable: cordoned, unless tolerated. */
+		static const kb_taint cordon = {
+			.key = "node.kubernetes.io/unschedulable",
+			.value = "",
+			.effect = KB_EFFECT_NO_SCHEDULE,
+		};
+		if (!kb_tolerates_taint(task->spec, &cordon)) {
+			*ret_reason = "node(s) were unschedulable";
+			return KB_FIT_FAIL;
+		}
 	}
 	/* Future idle: what the node will have once releasing tasks are gone
 	 * and pipelined ones have moved in. */

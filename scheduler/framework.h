@@ -298,9 +298,14 @@ bool kb_queue_preemptive(const kb_session *ssn, const kb_queue *queue, const kb_
  * queue, its capability and the resource. O(resources + plugins). */
 int kb_queue_fits(const kb_session *ssn, const kb_task *task, const char **ret_reason);
 
-/* The node's own fit (predicate above, before the plugins): KB_FIT_OK, or
- * KB_FIT_FAIL with kube-scheduler's reason ("node(s) were not ready", "Too
- * many pods", "Insufficient <resource>"). O(resources). */
+/* The node's own fit (predicate above, before the plugins), which every
+ * action checks whatever plugins are configured: the node is Ready, not
+ * cordoned (unless the pod tolerates node.kubernetes.io/unschedulable), has
+ * a pod slot, and every resource the task asks for fits its future idle
+ * (idle + releasing - pipelined; a BestEffort task needs only the slot).
+ * KB_FIT_OK, or KB_FIT_FAIL with kube-scheduler's reason ("node(s) were not
+ * ready", "node(s) were unschedulable", "Too many pods", "Insufficient
+ * <resource>"). O(resources). */
 int kb_node_fits(const kb_session *ssn, const kb_task *task, const kb_node *node,
 		 const char **ret_reason);
 

@@ -1,8 +1,12 @@
-/* test_predicates.c - the "predicates" plugin and its helpers.
+/* test_predicates.c - a node's fit as every action sees it: the framework's
+ * own node fit (ready, cordon, pod slots, resources: kb_node_fits) and then
+ * the "predicates" plugin (selectors, taints, ports), in that order as
+ * kb_predicate runs them; and the selector and taint helpers of api/labels.
  *
  * Each test builds a small snapshot by hand (nodes and tasks arrays, node
  * accounting set directly) and a session pointing at it, then asks the
- * plugin through its callback table, as the framework would.
+ * framework's node fit and the plugin through its callback table, as the
+ * framework would.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,6 +17,7 @@
 #include <cmocka.h>
 
 #include "plugins/plugins.h"
+#include "api/labels.h"
 #include "plugins/predicates.h"
 #include "scheduler/framework.h"
 
@@ -65,6 +70,11 @@ static int setup(void **state)
 	}
 	kb_arena_init(&f->ssn.arena);
 	f->ssn.snap = &f->snap;
+	for (int i = 0; i < KB_RES_MAX; i++) /* what kb_session_open names them */
+		f->ssn.insufficient[i] = i == KB_RES_CPU	      ? "Insufficient cpu"
+					 : i == KB_RES_MEMORY ? "Insufficient memory"
+					 : i == GPU_RES	      ? "Insufficient nvidia.com/gpu"
+							      : "Insufficient resources";
 	*state = f;
 	return 0;
 }
@@ -86,15 +96,18 @@ static void open_plugin(fx *f, const kb_plugin_conf *conf)
 	f->opened = true;
 }
 
-/* Runs the plugin's predicate (opening it first if needed); returns the
- * reason, or NULL when the task fits. */
+/* Runs the framework's node fit, then the plugin's predicate (opening it
+ * first if needed), as kb_predicate does; returns the reason, or NULL when
+ * the task fits. */
 static const char *check(fx *f, int task, int node)
 {
 	if (!f->opened)
 		open_plugin(f, NULL);
 	const char *reason = NULL;
-	int r = kb_plugin_predicates.predicate(f->state, &f->ssn, &f->tasks[task], &f->nodes[node],
-					       &reason);
+	int r = kb_node_fits(&f->ssn, &f->tasks[task], &f->nodes[node], &reason);
+	if (r == KB_FIT_OK)
+		r = kb_plugin_predicates.predicate(f->state, &f->ssn, &f->tasks[task],
+						   &f->nodes[node], &reason);
 	if (r == KB_FIT_OK) {
 		assert_null(reason);
 		return NULL;
