@@ -6,7 +6,7 @@
 #   tests/e2e/cluster-mode.sh [--build BUILDDIR] [--keep] [CASE...]
 #
 # Cases: mnist too-big queues gpu restart preempt leader deploy flavours
-# tf-template (default: all). One control plane for the whole run (started
+# tf-template pg-first (default: all). One control plane for the whole run (started
 # with `up --controllers` when tf-template is among the cases: it needs the
 # Deployment and Job controllers); each case brings its own Nodes and
 # namespace and its own scheduler process, and cleans up after itself.
@@ -29,7 +29,7 @@ while (($#)); do
 	*) cases+=("$1"); shift ;;
 	esac
 done
-((${#cases[@]})) || cases=(mnist too-big queues gpu restart preempt leader deploy flavours tf-template)
+((${#cases[@]})) || cases=(mnist too-big queues gpu restart preempt leader deploy flavours tf-template pg-first)
 up_flags=()
 [[ " ${cases[*]} " == *" tf-template "* ]] && up_flags+=(--controllers)
 for tool in kubectl curl openssl flock setsid; do
@@ -82,7 +82,7 @@ start_sched() {
 	nlog=$((nlog + 1))
 	log=$dir/scheduler-$nlog.log
 	"$bin" --kubeconfig "$schedcfg" --listen-address "127.0.0.1:$port" --schedule-period 200ms -v 2 \
-		--scheduler-conf "$fixtures/scheduler.conf" "$@" \
+		--scheduler-conf "${sched_conf:-$fixtures/scheduler.conf}" "$@" \
 		>"$log" 2>&1 &
 	sched_pid=$!
 	local i
@@ -535,6 +535,51 @@ case_tf_template() {
 	reset_case "$ns" "$ns7"
 }
 
+# A PodGroup created before its pods, as Kubeflow's training-operator (in
+# volcano mode) and volcano's job controller do: the volcano PodGroup comes
+# alone, the test creates its pods only once it reads Inqueue, and the gang
+# is then bound whole. Once with the full configuration (enqueue admits
+# it) and once with "allocate, backfill", the built-in default's actions
+# (allocate admits it), so that no configuration leaves an operator waiting.
+case_pg_first() {
+	local ns conf label i phase
+	node pf-node-1 4; node pf-node-2 4
+	for conf in full allocate-only; do
+		ns=$(mkns "e2e-pg-first-$conf")
+		label="pg-first ($conf configuration)"
+		sched_conf=$fixtures/scheduler.conf
+		if [[ $conf != full ]]; then
+			sched_conf=$dir/allocate-only.conf
+			sed 's/^actions: .*/actions: "allocate, backfill"/' "$fixtures/scheduler.conf" >"$sched_conf"
+		fi
+		start_sched || { fail "$label: scheduler starts"; sched_conf=; continue; }
+		printf 'apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\nmetadata: {name: train, namespace: %s}\nspec: {minMember: 3, minResources: {cpu: "3"}}\n' "$ns" |
+			k create -f - >/dev/null
+		phase=
+		for ((i = 0; i < 100; i++)); do
+			phase=$(k get podgroups.scheduling.volcano.sh train -n "$ns" -o jsonpath='{.status.phase}')
+			[[ $phase == Inqueue ]] && break
+			sleep 0.2
+		done
+		check "$label: the PodGroup is Inqueue with no pod (got \"$phase\")" test "$phase" = Inqueue
+		for i in 0 1 2; do
+			printf -- '---\napiVersion: v1\nkind: Pod\nmetadata: {name: train-%s, namespace: %s, annotations: {scheduling.volcano.sh/group-name: train}}\nspec:\n  schedulerName: kube-batchd\n  containers: [{name: main, image: registry.k8s.io/pause:3.9, resources: {requests: {cpu: "1", memory: 1Gi}}}]\n' "$i" "$ns"
+		done | k create -f - >/dev/null
+		check "$label: the 3 pods created after Inqueue are bound" wait_bound "$ns" 3 30
+		for ((i = 0; i < 50; i++)); do
+			phase=$(k get podgroups.scheduling.volcano.sh train -n "$ns" -o jsonpath='{.status.phase}')
+			[[ $phase == Running ]] && break
+			sleep 0.2
+		done
+		check "$label: the PodGroup is Running (got \"$phase\")" test "$phase" = Running
+		stop_sched
+		k delete pods --all -n "$ns" --grace-period=0 --force >/dev/null 2>&1
+		k delete podgroups.scheduling.volcano.sh --all -n "$ns" >/dev/null 2>&1
+	done
+	sched_conf=
+	reset_case
+}
+
 for c in "${cases[@]}"; do
 	case $c in
 	mnist) case_mnist ;;
@@ -547,6 +592,7 @@ for c in "${cases[@]}"; do
 	deploy) case_deploy ;;
 	flavours) case_flavours ;;
 	tf-template) case_tf_template ;;
+	pg-first) case_pg_first ;;
 	*) fail "unknown case $c" ;;
 	esac
 done
