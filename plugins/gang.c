@@ -16,6 +16,8 @@
  * close:         jobs that are not ready get a reason a person can act on:
  *                gang "ns/pg": 4/6 tasks in gang fit: 2 need 1 cpu, largest free 500m cpu (...)
  */
+#include <errno.h>
+
 #include <string.h>
 
 #include "plugins/plugins.h"
@@ -122,35 +124,65 @@ static int32_t holding_count(const kb_job *j)
 	       j->nstatus[KB_TASK_RUNNING];
 }
 
+/* Per-job counts for victim selection, from the session arena, reset by a
+ * generation stamp instead of a clear (one call per node, many per task). */
+typedef struct gang_state {
+	uint32_t gen;
+	uint32_t *seen;    /* per job: the gen its counts belong to */
+	int32_t *offered;  /* per job: its candidates that hold a node */
+	int32_t *taken;    /* per job: candidates allowed so far */
+} gang_state;
+
+static int gang_open(kb_session *ssn, const kb_plugin_conf *conf, void **ret_state, kb_err *err)
+{
+	uint32_t n = ssn->snap->njobs ? ssn->snap->njobs : 1;
+	gang_state *st = kb_arena_calloc(&ssn->arena, 1, sizeof(*st));
+	if (st) {
+		st->seen = kb_arena_calloc(&ssn->arena, n, sizeof(uint32_t));
+		st->offered = kb_arena_calloc(&ssn->arena, n, sizeof(int32_t));
+		st->taken = kb_arena_calloc(&ssn->arena, n, sizeof(int32_t));
+	}
+	if (!st || !st->seen || !st->offered || !st->taken)
+		return kb_err_set(err, -ENOMEM, "gang: out of memory");
+	*ret_state = st;
+	return 0;
+}
+
 /* A victim job keeps minMember, or goes whole: of one job's candidates, at
- * most (ready - minMember) may be taken, unless the candidates are every
- * task the job holds, which may all go. Candidate lists are short (one
- * node's tasks, or one job's), so jobs are counted within the list:
- * O(n^2) in the candidates, no allocation. */
-static kb_vote gang_victims(void *st, const kb_session *ssn, const kb_task *preemptor,
+ * most (ready - minMember) may be taken, in the order given, unless the
+ * candidates are every task the job holds, which may all go. O(n). */
+static kb_vote gang_victims(void *state, const kb_session *ssn, const kb_task *preemptor,
 			    const uint32_t *cands, uint32_t n, bool *allow)
 {
+	gang_state *st = state;
 	const kb_snapshot *s = ssn->snap;
+	if (++st->gen == 0) { /* wrapped: every stamp is stale again */
+		memset(st->seen, 0, (s->njobs ? s->njobs : 1) * sizeof(uint32_t));
+		st->gen = 1;
+	}
 	for (uint32_t i = 0; i < n; i++) {
-		const kb_task *t = &s->tasks[cands[i]];
-		if (t->job < 0)
+		int32_t ji = s->tasks[cands[i]].job;
+		if (ji < 0)
 			continue;
-		const kb_job *j = &s->jobs[t->job];
+		if (st->seen[ji] != st->gen) {
+			st->seen[ji] = st->gen;
+			st->offered[ji] = st->taken[ji] = 0;
+		}
+		st->offered[ji] += kb_task_status_allocated(s->tasks[cands[i]].status);
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		int32_t ji = s->tasks[cands[i]].job;
+		if (ji < 0)
+			continue;
+		const kb_job *j = &s->jobs[ji];
 		if (j->min_member <= 1)
 			continue; /* a job of one */
-		int32_t offered = 0, taken = 0;
-		for (uint32_t k = 0; k < n; k++) {
-			const kb_task *o = &s->tasks[cands[k]];
-			if (o->job != t->job)
-				continue;
-			offered += kb_task_status_allocated(o->status);
-			taken += k < i && allow[k];
-		}
 		/* The whole gang: every member that counts toward minMember, so
 		 * none may have finished. */
-		if (offered >= holding_count(j) && holding_count(j) == kb_job_ready_count(j))
+		if (st->offered[ji] >= holding_count(j) && holding_count(j) == kb_job_ready_count(j))
 			continue;
-		allow[i] = taken < kb_job_ready_count(j) - j->min_member;
+		allow[i] = st->taken[ji] < kb_job_ready_count(j) - j->min_member;
+		st->taken[ji] += allow[i];
 	}
 	return KB_PERMIT;
 }
@@ -184,6 +216,7 @@ const kb_plugin_ops kb_plugin_gang = {
 	.job_ready = gang_job_ready,
 	.job_pipelined = gang_job_pipelined,
 	.job_starving = gang_job_starving,
+	.open = gang_open,
 	.preemptable = gang_victims,
 	.reclaimable = gang_victims,
 };

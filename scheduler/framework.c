@@ -502,6 +502,20 @@ static int select_victims(const kb_session *ssn, enum kb_hook h, const kb_task *
 	return 0;
 }
 
+bool kb_preempt_possible(const kb_session *ssn, const kb_task *t)
+{
+	const kb_hook_list *hl = &ssn->hooks[KB_HOOK_PREEMPTABLE];
+	if (hl->n == 0)
+		return false; /* no tier decides: select_victims chooses none */
+	uint32_t tier = hl->v[0].tier;
+	for (uint32_t i = 0; i < hl->n && hl->v[i].tier == tier; i++) {
+		const kb_plugin_ops *ops = hl->v[i].ops;
+		if (ops->preempt_possible && !ops->preempt_possible(hl->v[i].state, ssn, t))
+			return false;
+	}
+	return true;
+}
+
 int kb_preemptable(const kb_session *ssn, const kb_task *preemptor, const uint32_t *cands,
 		   uint32_t n, uint32_t *ret_victims)
 {

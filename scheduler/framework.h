@@ -118,6 +118,14 @@ typedef struct kb_plugin_ops {
 			       const uint32_t *cands, uint32_t n, bool *allow);
 	kb_vote (*reclaimable)(void *st, const kb_session *ssn, const kb_task *reclaimer,
 			       const uint32_t *cands, uint32_t n, bool *allow);
+	/* Optional, beside preemptable: false only when that callback, for
+	 * this preemptor, would not abstain and would protect every candidate
+	 * of any list preempt can offer (tasks of other jobs of the same
+	 * queue), for the rest of the session; true when a victim may exist.
+	 * A cheap necessary condition (O(1) after open) asked before any node
+	 * search: it keeps a session with thousands of starving jobs that
+	 * cannot preempt in milliseconds. */
+	bool (*preempt_possible)(void *st, const kb_session *ssn, const kb_task *preemptor);
 
 	/* PERMIT when the queue has used its share. */
 	kb_vote (*overused)(void *st, const kb_session *ssn, const kb_queue *queue);
@@ -323,6 +331,13 @@ int kb_preemptable(const kb_session *ssn, const kb_task *preemptor, const uint32
 		   uint32_t n, uint32_t *ret_victims);
 int kb_reclaimable(const kb_session *ssn, const kb_task *reclaimer, const uint32_t *cands,
 		   uint32_t n, uint32_t *ret_victims);
+
+/* Whether a victim may exist for the preemptor at all: false when a plugin
+ * of the tier that decides preemptable says none can (its
+ * preempt_possible), so no node needs searching. The first tier with a
+ * preemptable callback is the one asked; its answer is "maybe" unless one
+ * of its plugins says no. O(plugins of that tier). */
+bool kb_preempt_possible(const kb_session *ssn, const kb_task *preemptor);
 
 /* ---- plugin argument helpers ----------------------------------------------------- */
 

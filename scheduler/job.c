@@ -64,6 +64,38 @@ int kb_job_min_request(const kb_session *ssn, const kb_job *j, kb_res *ret)
 	return 0;
 }
 
+int kb_job_remaining_need(const kb_session *ssn, const kb_job *j, kb_res *ret, int32_t *ret_count)
+{
+	const kb_snapshot *s = ssn->snap;
+	memset(ret, 0, sizeof(*ret));
+	*ret_count = 0;
+	int32_t k = j->min_member - kb_job_placed_count(j);
+	if (k <= 0)
+		return 0;
+	kb_res *reqs = kb_session_calloc(ssn, j->ntasks ? j->ntasks : 1, sizeof(kb_res));
+	if (!reqs)
+		return -ENOMEM;
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < j->ntasks; i++) {
+		const kb_task *t = &s->tasks[s->job_tasks[j->first_task + i]];
+		if (t->status == KB_TASK_PENDING && !t->best_effort)
+			reqs[n++] = t->req;
+	}
+	if ((uint32_t)k > n) {
+		*ret_count = -1;
+		return 0;
+	}
+	bool alike = true; /* a gang's members usually ask the same: no sort then */
+	for (uint32_t i = 1; i < n && alike; i++)
+		alike = memcmp(&reqs[i], &reqs[0], sizeof(kb_res)) == 0;
+	if (!alike)
+		qsort(reqs, n, sizeof(kb_res), cmp_res);
+	for (int32_t i = 0; i < k; i++)
+		kb_res_add(ret, &reqs[i]);
+	*ret_count = k;
+	return 0;
+}
+
 int kb_job_ref_cmp(const void *a, const void *b)
 {
 	const kb_job_ref *x = a, *y = b;

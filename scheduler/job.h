@@ -28,6 +28,15 @@ bool kb_job_admitted(const kb_session *ssn, const kb_job *j);
  * O(tasks of j log tasks of j); O(tasks of j) when its tasks ask alike. */
 int kb_job_min_request(const kb_session *ssn, const kb_job *j, kb_res *ret);
 
+/* What gang j still needs to reach minMember, into *ret: the requests of
+ * its (minMember - placed) smallest pending tasks that are not BestEffort
+ * (compared resource by resource in index order), and that count into
+ * *ret_count. Zero (count 0) for a job that has reached it; count -1 when
+ * it has fewer such pending tasks than that (the job is not valid).
+ * Returns 0, or -ENOMEM (scratch from the session arena).
+ * O(tasks of j log tasks of j); O(tasks of j) when they ask alike. */
+int kb_job_remaining_need(const kb_session *ssn, const kb_job *j, kb_res *ret, int32_t *ret_count);
+
 /* A job index with its session, for qsort. */
 typedef struct kb_job_ref {
 	const kb_session *ssn;

@@ -1,6 +1,6 @@
 /* bench_session.c - the in-process session benchmark (shared/BENCHMARKS.md §1).
  *
- *   bench-session -f FILE [-f FILE...] [--conf FILE | --preset default|enqueue]
+ *   bench-session -f FILE [-f FILE...] [--conf FILE | --preset default|enqueue|full]
  *                 [--name NAME] [--json] [--idle N] [--churn K] [--max-sessions N]
  *                 [--sessions-csv FILE] [--check]
  *
@@ -81,6 +81,20 @@ static const char PRESET_ENQUEUE[] = "actions: \"enqueue, allocate, backfill\"\n
 				     "  - name: predicates\n"
 				     "  - name: proportion\n"
 				     "  - name: nodeorder\n";
+
+/* The full action list, as shipped in deploy/config.yaml and DESIGN.md. */
+static const char PRESET_FULL[] = "actions: \"enqueue, allocate, backfill, preempt, reclaim\"\n"
+				  "tiers:\n"
+				  "- plugins:\n"
+				  "  - name: priority\n"
+				  "  - name: gang\n"
+				  "  - name: conformance\n"
+				  "- plugins:\n"
+				  "  - name: drf\n"
+				  "  - name: predicates\n"
+				  "  - name: proportion\n"
+				  "  - name: nodeorder\n"
+				  "  - name: gpu\n";
 
 /* ---- what one session decided -------------------------------------------------- */
 
@@ -374,7 +388,7 @@ static int churn(bench *b, const char *path, size_t k, sess_row *rows, kb_err *e
 
 static void usage(FILE *f)
 {
-	fputs("usage: bench-session -f FILE [-f FILE...] [--conf FILE | --preset default|enqueue]\n"
+	fputs("usage: bench-session -f FILE [-f FILE...] [--conf FILE | --preset default|enqueue|full]\n"
 	      "                     [--name NAME] [--json] [--idle N] [--churn K] [--max-sessions N]\n"
 	      "                     [--sessions-csv FILE] [--check]\n",
 	      f);
@@ -446,7 +460,8 @@ int main(int argc, char **argv)
 		}
 	}
 	if (nfiles == 0 || idle_n < 0 || churn_n < 0 || max_sessions < 1 ||
-	    (strcmp(preset, "default") != 0 && strcmp(preset, "enqueue") != 0)) {
+	    (strcmp(preset, "default") != 0 && strcmp(preset, "enqueue") != 0 &&
+	     strcmp(preset, "full") != 0)) {
 		usage(stderr);
 		return 2;
 	}
@@ -459,6 +474,9 @@ int main(int argc, char **argv)
 		: strcmp(preset, "enqueue") == 0
 			  ? kb_conf_load_buffer(PRESET_ENQUEUE, sizeof(PRESET_ENQUEUE) - 1,
 						"<preset enqueue>", &kb_builtin_registry, &b.conf, &err)
+		: strcmp(preset, "full") == 0
+			  ? kb_conf_load_buffer(PRESET_FULL, sizeof(PRESET_FULL) - 1, "<preset full>",
+						&kb_builtin_registry, &b.conf, &err)
 			  : kb_conf_load_default(&kb_builtin_registry, &b.conf, &err);
 	if (r < 0) {
 		fprintf(stderr, "bench-session: configuration: %s\n", err.msg);

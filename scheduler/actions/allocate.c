@@ -86,47 +86,18 @@ static const char *shortage(kb_session *ssn, const kb_task *t, uint32_t remainin
 			       have, name);
 }
 
-static int cmp_res(const void *a, const void *b)
-{
-	const kb_res *x = a, *y = b;
-	for (int i = 0; i < KB_RES_MAX; i++)
-		if (x->q[i] != y->q[i])
-			return x->q[i] < y->q[i] ? -1 : 1;
-	return 0;
-}
-
 /* Whether the cluster's total future idle could hold what gang j still needs
  * to reach minMember (the smallest requests of that many pending tasks).
  * When it cannot, no node search can succeed: returns the reason, else NULL
  * (also for lone pods and gangs already ready, which the node search
- * explains better).
- * O(tasks of j log tasks of j). */
+ * explains better). O(tasks of j log tasks of j). */
 static const char *cannot_hold(kb_session *ssn, const kb_job *j)
 {
 	const kb_snapshot *s = ssn->snap;
-	int32_t placed = kb_job_placed_count(j);
-	int32_t k = j->min_member - placed;
-	if (j->min_member <= 1 || k <= 0)
-		return NULL; /* lone pods and ready gangs get the node search's reason */
-	kb_res *reqs = kb_arena_calloc(&ssn->arena, j->ntasks ? j->ntasks : 1, sizeof(kb_res));
-	if (!reqs)
-		return NULL;
-	uint32_t n = 0;
-	for (uint32_t i = 0; i < j->ntasks; i++) {
-		const kb_task *t = &s->tasks[s->job_tasks[j->first_task + i]];
-		if (t->status == KB_TASK_PENDING && !t->best_effort)
-			reqs[n++] = t->req;
-	}
-	if ((uint32_t)k > n)
-		return NULL; /* job valid decides that */
-	bool alike = true; /* a gang's members usually ask the same: no sort then */
-	for (uint32_t i = 1; i < n && alike; i++)
-		alike = memcmp(&reqs[i], &reqs[0], sizeof(kb_res)) == 0;
-	if (!alike)
-		qsort(reqs, n, sizeof(kb_res), cmp_res);
-	kb_res need = {{0}};
-	for (int32_t i = 0; i < k; i++)
-		kb_res_add(&need, &reqs[i]);
+	kb_res need;
+	int32_t k;
+	if (j->min_member <= 1 || kb_job_remaining_need(ssn, j, &need, &k) < 0 || k <= 0)
+		return NULL; /* lone pods, ready gangs and invalid ones: the node search's reason */
 	int r = kb_res_first_short(&need, &s->total_future_idle);
 	if (r < 0)
 		return NULL;

@@ -220,17 +220,39 @@ static int evict_on_node(evict_ctx *ec, kb_statement *st, const kb_task *t, uint
 	return r;
 }
 
-/* Places t where it fits as it is (allocate or pipeline). 1 placed, 0 not, <0 error. */
-static int place_plain(kb_statement *st, uint32_t ti)
+/* Places t where it fits as it is (allocate or pipeline). For reclaim, only
+ * while its queue then stays within its deserved share (kb_queue_preemptive):
+ * room this action freed is reclaimed room, whichever task takes it.
+ * 1 placed, 0 not, <0 error. */
+static int place_plain(const evict_ctx *ec, kb_statement *st, uint32_t ti)
 {
 	kb_session *ssn = st->ssn;
-	const kb_task *t = &ssn->snap->tasks[ti];
+	const kb_snapshot *s = ssn->snap;
+	const kb_task *t = &s->tasks[ti];
+	if (ec->mode == MODE_RECLAIM &&
+	    !kb_queue_preemptive(ssn, &s->queues[s->jobs[t->job].queue], t))
+		return 0;
 	int32_t ni = kb_best_node(ssn, t, NULL);
 	if (ni < 0)
 		return 0;
 	int r = kb_fits_idle(t, &ssn->snap->nodes[ni]) ? kb_stmt_allocate(st, ti, (uint32_t)ni)
 						       : kb_stmt_pipeline(st, ti, (uint32_t)ni);
 	return r < 0 ? r : 1;
+}
+
+/* Whether two pod specs place alike: the same spec, or both with nothing
+ * that narrows the nodes (no selector, affinity, tolerations, host ports or
+ * GPU wishes), as the members of one training job usually are. O(1). */
+static bool place_alike(const kb_pod_spec *a, const kb_pod_spec *b)
+{
+	if (a == b)
+		return true;
+	if (!a || !b)
+		return false;
+	return a->node_selector.n == 0 && b->node_selector.n == 0 && a->nrequired == 0 &&
+	       b->nrequired == 0 && a->ntolerations == 0 && b->ntolerations == 0 &&
+	       a->nhost_ports == 0 && b->nhost_ports == 0 && !a->gpu_models && !b->gpu_models &&
+	       a->gpu_milli == b->gpu_milli;
 }
 
 /* Whether an earlier task of the same queue, priority and shape, asking no
@@ -242,7 +264,7 @@ static bool known_hopeless(const evict_ctx *ec, const kb_task *t)
 		const kb_task *h = &s->tasks[ec->hopeless[i]];
 		if (s->jobs[h->job].queue == s->jobs[t->job].queue &&
 		    job_priority(s, h) == job_priority(s, t) && h->best_effort == t->best_effort &&
-		    h->spec == t->spec && kb_res_le(&h->req, &t->req))
+		    place_alike(h->spec, t->spec) && kb_res_le(&h->req, &t->req))
 			return true;
 	}
 	return false;
@@ -283,8 +305,9 @@ static bool may_evict_for(const evict_ctx *ec, const kb_task *t)
 	const kb_snapshot *s = ec->ssn->snap;
 	if (t->status != KB_TASK_PENDING || t->preempt_never)
 		return false;
-	return ec->mode != MODE_RECLAIM ||
-	       kb_queue_preemptive(ec->ssn, &s->queues[s->jobs[t->job].queue], t);
+	if (ec->mode == MODE_PREEMPT)
+		return kb_preempt_possible(ec->ssn, t);
+	return kb_queue_preemptive(ec->ssn, &s->queues[s->jobs[t->job].queue], t);
 }
 
 /* Step 1: task by task, fewest victims per task. 1 if the job got pipelined. */
@@ -297,7 +320,7 @@ static int by_tasks(evict_ctx *ec, kb_statement *st, const kb_job *j)
 		const kb_task *t = &s->tasks[ti];
 		if (t->status != KB_TASK_PENDING)
 			continue;
-		int r = place_plain(st, ti);
+		int r = place_plain(ec, st, ti);
 		if (r != 0) {
 			if (r < 0)
 				return r;
@@ -395,7 +418,7 @@ static int try_jobs(evict_ctx *ec, const kb_job *j, const kb_task *t, uint32_t u
 	for (uint32_t m = 0; m < j->ntasks && r == 0 && !kb_job_pipelined(ssn, j); m++) {
 		uint32_t ti = s->job_tasks[j->first_task + m];
 		if (s->tasks[ti].status == KB_TASK_PENDING)
-			r = place_plain(st, ti) < 0 ? -ENOMEM : 0;
+			r = place_plain(ec, st, ti) < 0 ? -ENOMEM : 0;
 	}
 	if (r == 0 && kb_job_pipelined(ssn, j))
 		return 1;
@@ -408,6 +431,11 @@ static int try_jobs(evict_ctx *ec, const kb_job *j, const kb_task *t, uint32_t u
  * 1 if the job got pipelined (statement kept in ret_st), 0, or -ENOMEM. */
 static int by_jobs(evict_ctx *ec, const kb_job *j, const kb_task *t, kb_statement *ret_st)
 {
+	const kb_snapshot *s = ec->ssn->snap;
+	kb_res need, room = s->total_future_idle;
+	int32_t nneed;
+	if (kb_job_remaining_need(ec->ssn, j, &need, &nneed) < 0)
+		return -ENOMEM;
 	int nvj = victim_jobs(ec, t);
 	if (nvj <= 0)
 		return nvj;
@@ -415,6 +443,11 @@ static int by_jobs(evict_ctx *ec, const kb_job *j, const kb_task *t, kb_statemen
 	int r = 0;
 	for (int k = 0; k < nvj && r == 0; k++) {
 		use |= 1u << k;
+		/* What the whole cluster would have free with these jobs gone: a
+		 * prefix that cannot hold j's remaining minimum is not tried. */
+		kb_res_add(&room, &s->jobs[ec->vjobs[k].job].allocated);
+		if (nneed > 0 && kb_res_first_short(&need, &room) >= 0)
+			continue;
 		r = try_jobs(ec, j, t, use, (uint32_t)nvj, ret_st);
 		if (r == 1)
 			kb_stmt_discard(ret_st); /* found; pruned and redone below */
@@ -554,6 +587,27 @@ static int evict_for(evict_ctx *ec, const kb_job *j)
 	return r < 0 ? r : 0;
 }
 
+/* Reclaim: every task it places for j must leave j's queue within its
+ * deserved share (kb_queue_preemptive), so a job whose remaining minimum is
+ * above the queue's headroom (deserved - allocated - pipelined) in some
+ * resource cannot be made pipelined: no node needs searching.
+ * 1 may, 0 cannot, -ENOMEM. O(tasks of j). */
+static int reclaim_may_reach(const evict_ctx *ec, const kb_job *j)
+{
+	const kb_session *ssn = ec->ssn;
+	const kb_queue *q = &ssn->snap->queues[j->queue];
+	const kb_res *deserved = &ssn->deserved[j->queue];
+	kb_res need;
+	int32_t k;
+	if (kb_job_remaining_need(ssn, j, &need, &k) < 0)
+		return -ENOMEM;
+	for (int r = 0; k > 0 && r < KB_RES_MAX; r++)
+		if (r != KB_RES_PODS && need.q[r] > 0 &&
+		    q->allocated.q[r] + q->pipelined.q[r] + need.q[r] > deserved->q[r])
+			return 0;
+	return 1;
+}
+
 static int run(kb_session *ssn, evict_mode mode, kb_err *err)
 {
 	const kb_snapshot *s = ssn->snap;
@@ -585,6 +639,11 @@ static int run(kb_session *ssn, evict_mode mode, kb_err *err)
 			continue;
 		if (mode == MODE_RECLAIM && kb_queue_overused(ssn, &s->queues[j->queue]))
 			continue;
+		if (mode == MODE_RECLAIM && (r = reclaim_may_reach(&ec, j)) <= 0) {
+			if (r < 0)
+				return kb_err_set(err, r, "out of memory");
+			continue;
+		}
 		if ((r = evict_for(&ec, j)) < 0)
 			return kb_err_set(err, r, "out of memory");
 	}

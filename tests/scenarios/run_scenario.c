@@ -329,11 +329,11 @@ static void check_expect_keys(const kb_yaml_node *ex)
 	static const char *const known[] = {
 		"description", "schedule_period_ms", "max_time_ms", "error", "bound", "not_bound",
 		"bound_count", "eviction_count", "max_eviction_count", "evicted", "not_evicted",
-		"max_evictions_per_pod", "pending", "pending_reason", "podgroups", "queues",
+		"max_evictions_per_pod", "min_eviction_gap_ms", "pending", "pending_reason", "podgroups", "queues",
 		"same_node", "different_nodes", "bound_before", "bound_at", "gpus"};
 	static const char *const counts[] = {"schedule_period_ms", "max_time_ms", "bound_count",
 					     "eviction_count", "max_eviction_count",
-					     "max_evictions_per_pod"};
+					     "max_evictions_per_pod", "min_eviction_gap_ms"};
 	if (!ex || ex->kind != KB_YAML_MAP) {
 		FAIL("expect.yaml: expected a mapping");
 		return;
@@ -407,6 +407,23 @@ static void check_expect(const kb_yaml_node *ex, json_t *outj)
 				FAIL("%s evicted %lld times, at most %lld expected", pod, (long long)count,
 				     (long long)want);
 				break;
+			}
+		}
+	}
+	if ((n = kb_yaml_get(ex, "min_eviction_gap_ms")) && kb_yaml_int(n, &want) == 0) {
+		size_t i, k;
+		json_t *v, *w;
+		json_array_foreach(evicts, i, v)
+		{
+			const char *pod = json_string_value(json_object_get(v, "pod"));
+			double at = json_number_value(json_object_get(v, "time"));
+			json_array_foreach(evicts, k, w)
+			{
+				double other = json_number_value(json_object_get(w, "time"));
+				if (k > i && strcmp(json_string_value(json_object_get(w, "pod")), pod) == 0 &&
+				    (other - at) * 1000.0 < (double)want)
+					FAIL("%s evicted at %.1f s and again at %.1f s, less than %lld ms apart",
+					     pod, at, other, (long long)want);
 			}
 		}
 	}
