@@ -92,6 +92,13 @@ typedef struct evict_ctx {
 	uint32_t *chosen;  /* scratch, ntasks */
 	uint32_t *best;    /* scratch, ntasks */
 	victim_job *vjobs; /* scratch, njobs */
+	/* Tasks that found no node as they are, and the eviction count then:
+	 * a later task that places alike, asks no less and comes before any
+	 * new eviction finds none either. */
+	uint32_t plain_failed[KB_MAX_HOPELESS];
+	uint32_t nplain_failed;
+	uint64_t room_grew; /* bumped by every eviction and undo: what may add room */
+	uint64_t plain_failed_at; /* room_grew when the list was last written */
 	/* Tasks that found no victims on any node (see the cost above). */
 	uint32_t hopeless[KB_MAX_HOPELESS];
 	uint32_t nhopeless;
@@ -208,6 +215,7 @@ static int evict_on_node(evict_ctx *ec, kb_statement *st, const kb_task *t, uint
 			break;
 		ret_victims[k] = ec->victims[k];
 		r = kb_stmt_evict(st, ec->victims[k++], why);
+		ec->room_grew++;
 	}
 	/* The plugins must accept exactly this set (a gang loses its spare
 	 * members, or everything, never a part in between). */
@@ -215,29 +223,11 @@ static int evict_on_node(evict_ctx *ec, kb_statement *st, const kb_task *t, uint
 		int again = allowed(ec, t, ret_victims, k, ec->chosen);
 		r = again < 0 ? again : again == (int)k ? (int)k : 0;
 	}
-	if (r <= 0)
+	if (r <= 0) {
 		kb_stmt_discard_to(st, mark);
+		ec->room_grew++;
+	}
 	return r;
-}
-
-/* Places t where it fits as it is (allocate or pipeline). For reclaim, only
- * while its queue then stays within its deserved share (kb_queue_preemptive):
- * room this action freed is reclaimed room, whichever task takes it.
- * 1 placed, 0 not, <0 error. */
-static int place_plain(const evict_ctx *ec, kb_statement *st, uint32_t ti)
-{
-	kb_session *ssn = st->ssn;
-	const kb_snapshot *s = ssn->snap;
-	const kb_task *t = &s->tasks[ti];
-	if (ec->mode == MODE_RECLAIM &&
-	    !kb_queue_preemptive(ssn, &s->queues[s->jobs[t->job].queue], t))
-		return 0;
-	int32_t ni = kb_best_node(ssn, t, NULL);
-	if (ni < 0)
-		return 0;
-	int r = kb_fits_idle(t, &ssn->snap->nodes[ni]) ? kb_stmt_allocate(st, ti, (uint32_t)ni)
-						       : kb_stmt_pipeline(st, ti, (uint32_t)ni);
-	return r < 0 ? r : 1;
 }
 
 /* Whether two pod specs place alike: the same spec, or both with nothing
@@ -253,6 +243,38 @@ static bool place_alike(const kb_pod_spec *a, const kb_pod_spec *b)
 	       b->nrequired == 0 && a->ntolerations == 0 && b->ntolerations == 0 &&
 	       a->nhost_ports == 0 && b->nhost_ports == 0 && !a->gpu_models && !b->gpu_models &&
 	       a->gpu_milli == b->gpu_milli;
+}
+
+/* Places t where it fits as it is (allocate or pipeline). For reclaim, only
+ * while its queue then stays within its deserved share (kb_queue_preemptive):
+ * room this action freed is reclaimed room, whichever task takes it.
+ * 1 placed, 0 not, <0 error. */
+static int place_plain(evict_ctx *ec, kb_statement *st, uint32_t ti)
+{
+	kb_session *ssn = st->ssn;
+	const kb_snapshot *s = ssn->snap;
+	const kb_task *t = &s->tasks[ti];
+	if (ec->mode == MODE_RECLAIM &&
+	    !kb_queue_preemptive(ssn, &s->queues[s->jobs[t->job].queue], t))
+		return 0;
+	if (ec->plain_failed_at != ec->room_grew)
+		ec->nplain_failed = 0; /* room was freed since: forget */
+	for (uint32_t i = 0; i < ec->nplain_failed; i++) {
+		const kb_task *h = &s->tasks[ec->plain_failed[i]];
+		if (s->jobs[h->job].queue == s->jobs[t->job].queue &&
+		    place_alike(h->spec, t->spec) && kb_res_le(&h->req, &t->req))
+			return 0;
+	}
+	int32_t ni = kb_best_node(ssn, t, NULL);
+	if (ni < 0) {
+		if (ec->nplain_failed < KB_MAX_HOPELESS)
+			ec->plain_failed[ec->nplain_failed++] = ti;
+		ec->plain_failed_at = ec->room_grew;
+		return 0;
+	}
+	int r = kb_fits_idle(t, &ssn->snap->nodes[ni]) ? kb_stmt_allocate(st, ti, (uint32_t)ni)
+						       : kb_stmt_pipeline(st, ti, (uint32_t)ni);
+	return r < 0 ? r : 1;
 }
 
 /* Whether an earlier task of the same queue, priority and shape, asking no
@@ -283,7 +305,7 @@ static int best_victim_node(evict_ctx *ec, kb_statement *st, const kb_task *t, u
 		int nv = evict_on_node(ec, st, t, ni, ec->chosen);
 		if (nv < 0)
 			return nv;
-		kb_stmt_discard_to(st, mark);
+		kb_stmt_discard_to(st, mark); /* undoes evictions: room only shrinks */
 		if (nv == 0)
 			continue;
 		if (best_n < 0 || nv < best_k ||
@@ -412,8 +434,10 @@ static int try_jobs(evict_ctx *ec, const kb_job *j, const kb_task *t, uint32_t u
 		if (!(use & (1u << v)))
 			continue;
 		uint32_t n = whole_job(ec, t, ec->vjobs[v].job, ec->cands);
-		for (uint32_t i = 0; i < n && r == 0; i++)
+		for (uint32_t i = 0; i < n && r == 0; i++) {
 			r = kb_stmt_evict(st, ec->cands[i], why);
+			ec->room_grew++;
+		}
 	}
 	for (uint32_t m = 0; m < j->ntasks && r == 0 && !kb_job_pipelined(ssn, j); m++) {
 		uint32_t ti = s->job_tasks[j->first_task + m];
@@ -423,6 +447,7 @@ static int try_jobs(evict_ctx *ec, const kb_job *j, const kb_task *t, uint32_t u
 	if (r == 0 && kb_job_pipelined(ssn, j))
 		return 1;
 	kb_stmt_discard(st);
+	ec->room_grew++;
 	return r;
 }
 
@@ -449,8 +474,10 @@ static int by_jobs(evict_ctx *ec, const kb_job *j, const kb_task *t, kb_statemen
 		if (nneed > 0 && kb_res_first_short(&need, &room) >= 0)
 			continue;
 		r = try_jobs(ec, j, t, use, (uint32_t)nvj, ret_st);
-		if (r == 1)
+		if (r == 1) {
 			kb_stmt_discard(ret_st); /* found; pruned and redone below */
+			ec->room_grew++;
+		}
 	}
 	if (r <= 0)
 		return r;
@@ -462,6 +489,7 @@ static int by_jobs(evict_ctx *ec, const kb_job *j, const kb_task *t, kb_statemen
 			return r;
 		if (r == 1) {
 			kb_stmt_discard(ret_st);
+			ec->room_grew++;
 			use &= ~(1u << v);
 		}
 	}
@@ -579,6 +607,7 @@ static int evict_for(evict_ctx *ec, const kb_job *j)
 		return 0;
 	}
 	kb_stmt_discard(&st);
+	ec->room_grew++;
 	if (r < 0)
 		return r;
 	r = by_jobs(ec, j, t, &st);
