@@ -115,6 +115,7 @@ typedef struct bench_fx {
 	KB_VEC(bind_rec) binds;
 	KB_VEC(phase_rec) phases;
 	uint64_t pending; /* task_pending calls this session */
+	uint64_t waiting; /* gangs with pending pods that are not running this session */
 	int oom;
 } bench_fx;
 
@@ -146,6 +147,8 @@ static int fx_job_status(void *ctx, const kb_snapshot *snap, const kb_job *j,
 	bench_fx *fx = ctx;
 	if (j->flavor == KB_PG_NONE)
 		return 0;
+	if (st->pending > 0 && st->phase != KB_PG_RUNNING && st->phase != KB_PG_COMPLETED)
+		fx->waiting++;
 	if (st->phase == j->phase)
 		return 0; /* what the store already has: a writer would not write */
 	phase_rec p = {.key = fx_str(fx, j->key), .phase = st->phase};
@@ -223,7 +226,7 @@ static double maxrss_mb(void)
 typedef struct sess_row {
 	double snapshot, open, actions, close, apply, total; /* ms; total excludes apply */
 	double cpu; /* thread CPU ms of snapshot .. close */
-	uint64_t binds, pending;
+	uint64_t binds, pending, waiting;
 	bool idle;
 } sess_row;
 
@@ -258,6 +261,7 @@ static int run_one(bench *b, sess_row *row, kb_err *err)
 	kb_snapshot *snap; /* lent by the cluster, as in the daemon */
 	b->fx.strs.n = b->fx.binds.n = b->fx.phases.n = 0;
 	b->fx.pending = 0;
+	b->fx.waiting = 0;
 
 	double c0 = cpu_ms();
 	double t0 = now_ms();
@@ -325,6 +329,7 @@ static int run_one(bench *b, sess_row *row, kb_err *err)
 	row->cpu = c4 - c0;
 	row->binds = b->fx.binds.n;
 	row->pending = b->fx.pending;
+	row->waiting = b->fx.waiting;
 	return 0;
 }
 
@@ -632,8 +637,10 @@ int main(int argc, char **argv)
 		fprintf(o,
 			" \"idle_session_ms\": %.3f, \"idle_session_cpu_ms\": %.3f, "
 			"\"idle_snapshot_ms\": %.3f, \"idle_actions_ms\": %.3f, "
-			"\"idle_close_ms\": %.3f, \"idle_sessions_run\": %zu,\n",
-			idle_ms, idle_cpu, idle_snap, idle_act, idle_close, ni);
+			"\"idle_close_ms\": %.3f, \"idle_sessions_run\": %zu, "
+			"\"idle_gangs_waiting\": %" PRIu64 ",\n",
+			idle_ms, idle_cpu, idle_snap, idle_act, idle_close, ni,
+			rows.n ? rows.v[rows.n - 1].waiting : 0);
 		fprintf(o,
 			" \"churn_pods\": %ld, \"churn_session_ms\": %.3f, \"churn_snapshot_ms\": %.3f, "
 			"\"churn_apply_ms\": %.3f,\n",
@@ -672,7 +679,8 @@ int main(int argc, char **argv)
 		printf("idle session (median of %zu): %.2f ms (snapshot %.2f, actions %.2f, close "
 		       "%.2f)\n",
 		       ni, idle_ms, idle_snap, idle_act, idle_close);
-		printf("idle session CPU time (median): %.2f ms\n", idle_cpu);
+		printf("idle session CPU time (median): %.2f ms; gangs waiting in it: %" PRIu64 "\n",
+		       idle_cpu, rows.n ? rows.v[rows.n - 1].waiting : 0);
 		if (churn_n)
 			printf("session after %ld pods updated (median of %d): %.2f ms (snapshot %.2f; "
 			       "applying them %.2f ms)\n",
