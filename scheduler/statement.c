@@ -3,12 +3,13 @@
 #include <assert.h>
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 
 void kb_stmt_init(kb_statement *st, kb_session *ssn)
 {
 	st->ssn = ssn;
-	st->ops.v = NULL;
-	st->ops.n = st->ops.cap = 0;
+	st->ops = NULL;
+	st->n = st->cap = 0;
 }
 
 static void fire(kb_session *ssn, kb_task *t, bool allocate)
@@ -39,12 +40,29 @@ static void check_invariants(const kb_session *ssn)
 #endif
 }
 
+/* Appends op, growing the array in the session arena. 0 or -ENOMEM. */
+static int record(kb_statement *st, const kb_stmt_op *op)
+{
+	if (st->n == st->cap) {
+		uint32_t cap = st->cap ? st->cap * 2 : 16;
+		kb_stmt_op *ops = kb_arena_alloc(&st->ssn->arena, (size_t)cap * sizeof(*ops));
+		if (!ops)
+			return -ENOMEM;
+		if (st->n)
+			memcpy(ops, st->ops, (size_t)st->n * sizeof(*ops));
+		st->ops = ops;
+		st->cap = cap;
+	}
+	st->ops[st->n++] = *op;
+	return 0;
+}
+
 static int place(kb_statement *st, uint32_t ti, uint32_t ni, kb_stmt_op_kind kind)
 {
 	kb_snapshot *s = st->ssn->snap_rw;
 	kb_task *t = &s->tasks[ti];
 	kb_stmt_op op = {.kind = kind, .task = ti, .prev_node = t->node, .prev_status = t->status};
-	if (KB_VEC_PUSH(&st->ops, op) < 0)
+	if (record(st, &op) < 0)
 		return -ENOMEM;
 	kb_snapshot_touch_task(s, ti);
 	t->node = (int32_t)ni;
@@ -72,7 +90,7 @@ int kb_stmt_evict(kb_statement *st, uint32_t ti, const char *reason)
 			 .prev_node = t->node,
 			 .prev_status = t->status,
 			 .reason = reason};
-	if (KB_VEC_PUSH(&st->ops, op) < 0)
+	if (record(st, &op) < 0)
 		return -ENOMEM;
 	kb_snapshot_set_task_status(s, ti, KB_TASK_RELEASING);
 	fire(st->ssn, t, false);
@@ -82,8 +100,8 @@ int kb_stmt_evict(kb_statement *st, uint32_t ti, const char *reason)
 void kb_stmt_discard_to(kb_statement *st, uint32_t mark)
 {
 	kb_snapshot *s = st->ssn->snap_rw;
-	for (size_t i = st->ops.n; i-- > mark;) {
-		const kb_stmt_op *op = &st->ops.v[i];
+	for (uint32_t i = st->n; i-- > mark;) {
+		const kb_stmt_op *op = &st->ops[i];
 		kb_task *t = &s->tasks[op->task];
 		if (op->kind == KB_OP_EVICT) {
 			kb_snapshot_set_task_status(s, op->task, op->prev_status);
@@ -95,14 +113,14 @@ void kb_stmt_discard_to(kb_statement *st, uint32_t mark)
 			t->node = op->prev_node;
 		}
 	}
-	st->ops.n = mark < st->ops.n ? mark : st->ops.n;
+	st->n = mark < st->n ? mark : st->n;
 	check_invariants(st->ssn);
 }
 
 void kb_stmt_discard(kb_statement *st)
 {
 	kb_stmt_discard_to(st, 0);
-	KB_VEC_RELEASE(&st->ops);
+	st->n = 0;
 }
 
 void kb_stmt_commit(kb_statement *st)
@@ -110,8 +128,8 @@ void kb_stmt_commit(kb_statement *st)
 	kb_session *ssn = st->ssn;
 	kb_snapshot *s = ssn->snap_rw;
 	const kb_effects *fx = ssn->effects;
-	for (size_t i = 0; i < st->ops.n; i++) {
-		const kb_stmt_op *op = &st->ops.v[i];
+	for (uint32_t i = 0; i < st->n; i++) {
+		const kb_stmt_op *op = &st->ops[i];
 		kb_task *t = &s->tasks[op->task];
 		int r = 0;
 		if (op->kind == KB_OP_EVICT) {
@@ -129,6 +147,6 @@ void kb_stmt_commit(kb_statement *st)
 			kb_err_set(&ssn->first_effect_err, r, "%s of \"%s\" failed (errno %d)",
 				   op->kind == KB_OP_EVICT ? "eviction" : "binding", t->key, -r);
 	}
-	KB_VEC_RELEASE(&st->ops);
+	st->n = 0;
 	check_invariants(ssn);
 }

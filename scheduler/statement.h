@@ -17,7 +17,6 @@
 
 #include <stdint.h>
 
-#include "base/vec.h"
 #include "scheduler/framework.h"
 
 typedef enum kb_stmt_op_kind { KB_OP_ALLOCATE, KB_OP_PIPELINE, KB_OP_EVICT } kb_stmt_op_kind;
@@ -30,9 +29,13 @@ typedef struct kb_stmt_op {
 	const char *reason; /* evictions: why (names the preemptor) */
 } kb_stmt_op;
 
+/* The operations live in the session arena (grown by doubling; nothing to
+ * free): a statement needs no release and cannot leak when an action
+ * returns early. */
 typedef struct kb_statement {
 	kb_session *ssn;
-	KB_VEC(kb_stmt_op) ops;
+	kb_stmt_op *ops;
+	uint32_t n, cap;
 } kb_statement;
 
 void kb_stmt_init(kb_statement *st, kb_session *ssn);
@@ -53,10 +56,10 @@ int kb_stmt_evict(kb_statement *st, uint32_t task, const char *reason);
 /* Hands allocations of ready jobs to effects->bind (tasks become Binding)
  * and evictions to effects->evict. Pipelined tasks stay pipelined. Effect
  * failures are counted in the session (kb_session_close reports them).
- * Releases the statement. */
+ * Empties the statement (it may be used again). */
 void kb_stmt_commit(kb_statement *st);
 
-/* Undoes every operation in reverse order. Releases the statement. */
+/* Undoes every operation in reverse order and empties the statement. */
 void kb_stmt_discard(kb_statement *st);
 
 /* Undoes, in reverse order, the operations recorded after the first mark
@@ -67,7 +70,7 @@ void kb_stmt_discard_to(kb_statement *st, uint32_t mark);
 /* Number of operations recorded. */
 static inline uint32_t kb_stmt_size(const kb_statement *st)
 {
-	return (uint32_t)st->ops.n;
+	return st->n;
 }
 
 #endif
