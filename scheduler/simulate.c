@@ -15,39 +15,6 @@
  * keep changing; idle stretches are skipped and do not count). */
 #define KB_SIM_MAX_SESSIONS 1000000u
 
-/* ---- loading --------------------------------------------------------------------- */
-
-int kb_manifests_load(kb_cluster *c, const char *path, kb_object_vec *later, kb_err *err)
-{
-	/* One document at a time: its tree is freed before the next is parsed,
-	 * so loading holds the objects and one document, never the file. */
-	kb_yaml_stream *ys;
-	int r = kb_yaml_stream_open_file(path, &ys, err);
-	if (r < 0)
-		return r;
-	const kb_yaml_node *doc;
-	while ((r = kb_yaml_stream_next(ys, &doc, err)) > 0) {
-		kb_object *o = NULL;
-		r = kb_object_decode(doc, path, &c->resnames, &o, err);
-		if (r < 0)
-			break;
-		if (o->kind == KB_KIND_POD && o->u.pod.sim_arrival_ms > 0) {
-			if ((r = KB_VEC_PUSH(later, o)) < 0) {
-				kb_object_free(o);
-				kb_err_set(err, r, "%s: out of memory", path);
-				break;
-			}
-			continue;
-		}
-		if ((r = kb_cluster_apply(c, o, 0)) < 0) {
-			kb_err_set(err, r, "%s: out of memory", path);
-			break;
-		}
-	}
-	kb_yaml_stream_free(ys);
-	return r < 0 ? r : 0;
-}
-
 /* ---- what the simulation records -------------------------------------------------- */
 
 typedef struct sim_binding {

@@ -28,6 +28,7 @@
 #include "base/error.h"
 #include "base/vec.h"
 #include "cache/cluster.h"
+#include "cache/manifests.h" /* kb_manifests_load, for the simulator's callers */
 #include "scheduler/conf.h"
 
 typedef enum kb_sim_output { KB_SIM_JSON, KB_SIM_TABLE } kb_sim_output;
@@ -49,23 +50,5 @@ typedef struct kb_sim_options {
  * with err saying what was wrong with the input (nothing is printed to out
  * then). */
 int kb_simulate(const kb_sim_options *opt, FILE *out, kb_err *err);
-
-typedef KB_VEC(kb_object *) kb_object_vec;
-
-/* Loads every document of a manifest file into the cluster at time 0, except
- * Pods with an arrival time after 0, which are appended to *later (the caller
- * owns them: kb_object_free each). Used by the simulator and check-config.
- * Returns 0 or -errno with err naming the file, document and field.
- *
- * The file is parsed and decoded one document at a time (base/yaml_doc.h,
- * kb_yaml_stream), so memory is the objects plus one document's tree.
- * Documents are applied in file order as they are read: on an error, the
- * documents before the bad one are already in the cluster (callers give up
- * on the cluster then), and the error reported is the first one met, in
- * file order, whether a syntax error or a bad field (before streaming, a
- * syntax error anywhere in the file won; an invalid byte is still met up to
- * 16 KiB before the parser gets to it, as libyaml decodes ahead). Messages
- * are unchanged. Cost: O(file size). */
-int kb_manifests_load(kb_cluster *c, const char *path, kb_object_vec *later, kb_err *err);
 
 #endif
