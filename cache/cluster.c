@@ -933,47 +933,35 @@ static void job_set_queue(kb_snapshot *s, kb_job *j, const char *qname)
 		j->invalid = kb_arena_printf(&s->arena, "queue \"%s\" not found", qname);
 }
 
-static int snapshot_build(kb_cluster *c, kb_snapshot *s, uint32_t **ret_node_slots, kb_err *err)
+/* The global default PriorityClass, if any (the highest value wins a tie,
+ * then the name, so the choice is deterministic). */
+static void build_default_priority(const kb_cluster *c, prio_table *pt)
 {
-	int r = -ENOMEM;
-	/* Scratch for the build (node order, group keys, job task order): an
-	 * arena of its own, freed before returning, whose large blocks are
-	 * recycled from one build to the next. */
-	kb_arena scratch;
-	kb_arena_init(&scratch);
-	scratch.chunk_size = 1u << 20;
-	node_ref *nrefs = NULL;
-	const char **gkeys = NULL;
-	job_task_ref *refs = NULL;
-	kb_strmap jobkeys;
-	kb_strmap_init(&jobkeys);
-	s->resnames = c->resnames;
-	s->gpu_res = kb_resnames_find(&c->resnames, KB_RES_GPU_NAME);
-
-	/* Priority classes: the global default, if any (the highest value wins a tie,
-	 * then the name, so the choice is deterministic). */
-	prio_table pt = {.c = c};
 	const char *default_pc = NULL;
 	for (size_t i = 0; i < c->priority_classes.slots.n; i++) {
 		const kb_slot *sl = &c->priority_classes.slots.v[i];
 		if (!sl->obj || !sl->obj->u.priority_class.global_default)
 			continue;
 		int32_t v = sl->obj->u.priority_class.value;
-		if (!pt.has_default || v > pt.default_value ||
-		    (v == pt.default_value && strcmp(sl->obj->meta.name, default_pc) < 0)) {
-			pt.has_default = true;
-			pt.default_value = v;
+		if (!pt->has_default || v > pt->default_value ||
+		    (v == pt->default_value && strcmp(sl->obj->meta.name, default_pc) < 0)) {
+			pt->has_default = true;
+			pt->default_value = v;
 			default_pc = sl->obj->meta.name;
 		}
 	}
+}
 
-	/* Nodes, sorted by name. */
+/* Nodes, sorted by name; *ret_node_slots (malloc'd) maps each to its slot. */
+static int build_nodes(const kb_cluster *c, kb_snapshot *s, kb_arena *scratch,
+		       uint32_t **ret_node_slots)
+{
 	size_t nslots = c->nodes.slots.n;
-	nrefs = kb_arena_calloc(&scratch, nslots ? nslots : 1, sizeof(*nrefs));
+	node_ref *nrefs = kb_arena_calloc(scratch, nslots ? nslots : 1, sizeof(*nrefs));
 	*ret_node_slots = malloc((nslots ? nslots : 1) * sizeof(uint32_t));
 	s->nodes = kb_arena_calloc(&s->arena, nslots ? nslots : 1, sizeof(kb_node));
 	if (!nrefs || !*ret_node_slots || !s->nodes)
-		goto fail;
+		return -ENOMEM;
 	uint32_t nnodes = 0;
 	for (size_t i = 0; i < nslots; i++)
 		if (c->nodes.slots.v[i].obj)
@@ -984,20 +972,16 @@ static int snapshot_build(kb_cluster *c, kb_snapshot *s, uint32_t **ret_node_slo
 		(*ret_node_slots)[i] = nrefs[i].slot;
 	}
 	s->nnodes = nnodes;
+	return 0;
+}
 
-	/* Queues. */
-	const char **parents = NULL;
-	if ((r = build_queues(c, s, &parents)) < 0)
-		goto fail;
-	for (uint32_t i = 0; i < s->nqueues; i++)
-		s->queues[i].parent = parents[i] ? kb_snapshot_find_queue(s, parents[i]) : -1;
-	s->default_queue = kb_snapshot_find_queue(s, c->default_queue);
-
-	/* Tasks, in store order for now. */
-	r = -ENOMEM;
+/* Tasks, in store order: ours, and other schedulers' pods that hold a node.
+ * *ret_nlone: our pods without a group (each becomes a job of one). */
+static int build_tasks(kb_cluster *c, kb_snapshot *s, const prio_table *pt, size_t *ret_nlone)
+{
 	s->tasks = kb_arena_calloc(&s->arena, c->pods.slots.n ? c->pods.slots.n : 1, sizeof(kb_task));
 	if (!s->tasks)
-		goto fail;
+		return -ENOMEM;
 	size_t nlone = 0;
 	for (size_t i = 0; i < c->pods.slots.n; i++) {
 		kb_slot *sl = &c->pods.slots.v[i];
@@ -1009,20 +993,19 @@ static int snapshot_build(kb_cluster *c, kb_snapshot *s, uint32_t **ret_node_slo
 		if (!ours && !(sl->overridden ? sl->node : p->node_name))
 			continue; /* another scheduler's pending pod: not our business */
 		kb_task *t = &s->tasks[s->ntasks++];
-		task_fill(t, sl, (uint32_t)i, pod_priority(&pt, p), !ours, is_critical(o, p),
-			  pod_preempt_never(&pt, p));
+		task_fill(t, sl, (uint32_t)i, pod_priority(pt, p), !ours, is_critical(o, p),
+			  pod_preempt_never(pt, p));
 		task_refresh(s, t, sl);
 		if (ours && !p->group_name)
 			nlone++;
 	}
+	*ret_nlone = nlone;
+	return 0;
+}
 
-	/* Jobs: one per PodGroup, one per lone pod of ours (in that order,
-	 * before sorting), then one per PodGroup that grouped pods name but
-	 * that does not exist (rare: the array grows for those). */
-	size_t jobs_cap = c->podgroups.slots.n + nlone + 1;
-	s->jobs = kb_arena_calloc(&s->arena, jobs_cap, sizeof(kb_job));
-	if (!s->jobs)
-		goto fail;
+/* One job per PodGroup of the store. */
+static void build_podgroup_jobs(const kb_cluster *c, kb_snapshot *s, const prio_table *pt)
+{
 	for (size_t i = 0; i < c->podgroups.slots.n; i++) {
 		const kb_slot *sl = &c->podgroups.slots.v[i];
 		if (!sl->obj)
@@ -1043,18 +1026,20 @@ static int snapshot_build(kb_cluster *c, kb_snapshot *s, uint32_t **ret_node_slo
 		j->min_resources = pg->min_resources;
 		j->roles = pg->min_task_member;
 		j->nroles = pg->nmin_task_member;
-		j->priority = INT32_MIN; /* resolved below */
+		j->priority = INT32_MIN; /* resolved by resolve_job_priorities */
 		int32_t v;
-		if (priority_class_value(&pt, pg->priority_class_name, &v))
+		if (priority_class_value(pt, pg->priority_class_name, &v))
 			j->priority = v;
 		const char *qname = pg->queue;
 		if (!qname && c->queue_conf)
 			qname = kb_queue_conf_ns_queue(c->queue_conf, o->meta.ns);
-		if (!qname)
-			qname = c->default_queue;
-		job_set_queue(s, j, qname);
+		job_set_queue(s, j, qname ? qname : c->default_queue);
 	}
-	/* Lone pods become jobs of one; grouped pods find their job below. */
+}
+
+/* Lone pods of ours become jobs of one. */
+static void build_lone_jobs(const kb_cluster *c, kb_snapshot *s)
+{
 	for (uint32_t i = 0; i < s->ntasks; i++) {
 		const kb_task *t = &s->tasks[i];
 		const kb_object *o = c->pods.slots.v[t->cache_slot].obj;
@@ -1075,16 +1060,20 @@ static int snapshot_build(kb_cluster *c, kb_snapshot *s, uint32_t **ret_node_slo
 			c->queue_conf ? kb_queue_conf_ns_queue(c->queue_conf, o->meta.ns) : NULL;
 		job_set_queue(s, j, qname ? qname : c->default_queue);
 	}
-	qsort(s->tasks, s->ntasks, sizeof(kb_task), cmp_task_key);
+}
 
-	/* Group keys of grouped pods; a pod naming a PodGroup that does not exist
-	 * (yet) gets a job that says so, and waits. A job of that key exists
-	 * when the store has the PodGroup, or a lone pod of ours of that key
-	 * (its job has the pod's key), or an earlier pod made it (jobkeys). */
-	gkeys = kb_arena_calloc(&scratch, s->ntasks ? s->ntasks : 1, sizeof(char *));
-	if (!gkeys)
-		goto fail;
-	for (uint32_t i = 0; i < s->ntasks; i++) {
+/* Group keys of grouped pods into gkeys (by task, tasks sorted); a pod
+ * naming a PodGroup that does not exist (yet) gets a job that says so, and
+ * waits. A job of that key exists when the store has the PodGroup, or a
+ * lone pod of ours of that key (its job has the pod's key), or an earlier
+ * pod made it. */
+static int build_missing_group_jobs(const kb_cluster *c, kb_snapshot *s, const char **gkeys,
+				    size_t *jobs_cap)
+{
+	kb_strmap jobkeys;
+	kb_strmap_init(&jobkeys);
+	int r = 0;
+	for (uint32_t i = 0; i < s->ntasks && r == 0; i++) {
 		kb_task *t = &s->tasks[i];
 		if (t->foreign)
 			continue;
@@ -1095,8 +1084,8 @@ static int snapshot_build(kb_cluster *c, kb_snapshot *s, uint32_t **ret_node_slo
 		if (store_get(&c->podgroups, gkeys[i]) || lone_pod_of_ours(c, gkeys[i]) ||
 		    kb_strmap_get(&jobkeys, gkeys[i], NULL))
 			continue;
-		if (jobs_reserve(s, &jobs_cap) < 0)
-			goto fail;
+		if ((r = jobs_reserve(s, jobs_cap)) < 0)
+			break;
 		kb_job *j = &s->jobs[s->njobs];
 		j->uid = gkeys[i];
 		j->ns = t->ns;
@@ -1109,54 +1098,106 @@ static int snapshot_build(kb_cluster *c, kb_snapshot *s, uint32_t **ret_node_slo
 		j->priority = t->priority;
 		job_set_queue(s, j, c->default_queue);
 		j->invalid = kb_arena_printf(&s->arena, "PodGroup \"%s\" not found", gkeys[i]);
-		if (kb_strmap_put(&jobkeys, gkeys[i], s->njobs) < 0)
-			goto fail;
+		if ((r = kb_strmap_put(&jobkeys, gkeys[i], s->njobs)) < 0)
+			break;
 		s->njobs++;
 	}
 	kb_strmap_release(&jobkeys);
-	qsort(s->jobs, s->njobs, sizeof(kb_job), cmp_job_key);
+	return r < 0 ? -ENOMEM : 0;
+}
 
-	/* Link tasks to jobs, and list each job's tasks by creation, then name. */
-	refs = kb_arena_calloc(&scratch, s->ntasks ? s->ntasks : 1, sizeof(*refs));
+/* Links tasks to jobs, and lists each job's tasks by creation, then name. */
+static int link_tasks(const kb_cluster *c, kb_snapshot *s, kb_arena *scratch, const char **gkeys)
+{
+	job_task_ref *refs = kb_arena_calloc(scratch, s->ntasks ? s->ntasks : 1, sizeof(*refs));
 	if (!refs)
-		goto fail;
-	uint32_t nrefs_t = 0;
+		return -ENOMEM;
+	uint32_t nrefs = 0;
 	for (uint32_t i = 0; i < s->ntasks; i++) {
 		kb_task *t = &s->tasks[i];
 		if (t->foreign)
 			continue;
 		t->job = kb_snapshot_find_job(s, gkeys[i] ? gkeys[i] : t->key);
 		t->role = task_role(c, s, t);
-		refs[nrefs_t++] = (job_task_ref){(uint32_t)t->job, i, t->creation_ms, t->key};
+		refs[nrefs++] = (job_task_ref){(uint32_t)t->job, i, t->creation_ms, t->key};
 	}
-	qsort(refs, nrefs_t, sizeof(*refs), cmp_job_task_ref);
-	s->job_tasks = kb_arena_calloc(&s->arena, nrefs_t ? nrefs_t : 1, sizeof(uint32_t));
+	qsort(refs, nrefs, sizeof(*refs), cmp_job_task_ref);
+	s->job_tasks = kb_arena_calloc(&s->arena, nrefs ? nrefs : 1, sizeof(uint32_t));
 	if (!s->job_tasks)
-		goto fail;
-	for (uint32_t k = 0; k < nrefs_t; k++) {
+		return -ENOMEM;
+	for (uint32_t k = 0; k < nrefs; k++) {
 		s->job_tasks[k] = refs[k].task;
 		kb_job *j = &s->jobs[refs[k].job];
 		if (j->ntasks == 0)
 			j->first_task = k;
 		j->ntasks++;
 	}
-	/* Job priority: its PodGroup's class, else the highest of its tasks. */
+	return 0;
+}
+
+/* Job priority: its PodGroup's class, else the highest of its tasks (else
+ * the global default class, else 0). */
+static void resolve_job_priorities(kb_snapshot *s, const prio_table *pt)
+{
 	for (uint32_t i = 0; i < s->njobs; i++) {
 		kb_job *j = &s->jobs[i];
 		if (j->priority != INT32_MIN)
 			continue;
-		j->priority = pt.has_default ? pt.default_value : 0;
+		j->priority = pt->has_default ? pt->default_value : 0;
 		for (uint32_t k = 0; k < j->ntasks; k++) {
 			const kb_task *t = &s->tasks[s->job_tasks[j->first_task + k]];
 			if (k == 0 || t->priority > j->priority)
 				j->priority = t->priority;
 		}
 	}
+}
+
+/* The steps of a full build, in order; scratch (node order, group keys, job
+ * task order) comes from an arena of its own, freed before returning, whose
+ * large blocks are recycled from one build to the next. */
+static int snapshot_build(kb_cluster *c, kb_snapshot *s, uint32_t **ret_node_slots, kb_err *err)
+{
+	kb_arena scratch;
+	kb_arena_init(&scratch);
+	scratch.chunk_size = 1u << 20;
+	s->resnames = c->resnames;
+	s->gpu_res = kb_resnames_find(&c->resnames, KB_RES_GPU_NAME);
+	prio_table pt = {.c = c};
+	build_default_priority(c, &pt);
+	int r = build_nodes(c, s, &scratch, ret_node_slots);
+	const char **parents = NULL;
+	if (r == 0 && (r = build_queues(c, s, &parents)) == 0) {
+		for (uint32_t i = 0; i < s->nqueues; i++)
+			s->queues[i].parent = parents[i] ? kb_snapshot_find_queue(s, parents[i]) : -1;
+		s->default_queue = kb_snapshot_find_queue(s, c->default_queue);
+	}
+	size_t nlone = 0, jobs_cap = 0;
+	if (r == 0)
+		r = build_tasks(c, s, &pt, &nlone);
+	if (r == 0) {
+		/* One job per PodGroup, one per lone pod of ours (in that order,
+		 * before sorting), then one per PodGroup that grouped pods name but
+		 * that does not exist (rare: the array grows for those). */
+		jobs_cap = c->podgroups.slots.n + nlone + 1;
+		s->jobs = kb_arena_calloc(&s->arena, jobs_cap, sizeof(kb_job));
+		r = s->jobs ? 0 : -ENOMEM;
+	}
+	const char **gkeys = NULL;
+	if (r == 0) {
+		build_podgroup_jobs(c, s, &pt);
+		build_lone_jobs(c, s);
+		qsort(s->tasks, s->ntasks, sizeof(kb_task), cmp_task_key);
+		gkeys = kb_arena_calloc(&scratch, s->ntasks ? s->ntasks : 1, sizeof(char *));
+		r = gkeys ? build_missing_group_jobs(c, s, gkeys, &jobs_cap) : -ENOMEM;
+	}
+	if (r == 0) {
+		qsort(s->jobs, s->njobs, sizeof(kb_job), cmp_job_key);
+		r = link_tasks(c, s, &scratch, gkeys);
+	}
 	kb_arena_release(&scratch);
+	if (r < 0)
+		return kb_err_set(err, r, "building the snapshot: out of memory");
+	resolve_job_priorities(s, &pt);
 	kb_snapshot_derive(s);
 	return 0;
-fail:
-	kb_arena_release(&scratch);
-	kb_strmap_release(&jobkeys);
-	return kb_err_set(err, r < 0 ? r : -ENOMEM, "building the snapshot: out of memory");
 }
