@@ -483,6 +483,61 @@ static void sim_release(sim_state *sim)
 	kb_cluster_release(&sim->cluster);
 }
 
+/* The manifests and the queue file into sim's cluster; pods that arrive
+ * later into *later, in arrival order. 0 or -errno with err. */
+static int sim_load(sim_state *sim, kb_queue_conf *qconf, kb_object_vec *later, kb_err *err)
+{
+	const kb_sim_options *opt = sim->opt;
+	int r = 0;
+	if (opt->queue_conf) {
+		if ((r = kb_queue_conf_load_file(opt->queue_conf, &sim->cluster.resnames, qconf, err)) < 0)
+			return r;
+		sim->cluster.queue_conf = qconf;
+	}
+	for (uint32_t i = 0; i < opt->nfiles && r == 0; i++)
+		r = kb_manifests_load(&sim->cluster, opt->files[i], later, err);
+	if (r < 0)
+		return r;
+	if (opt->queue_conf) {
+		/* Guarantees must fit the cluster the scenario describes. */
+		kb_snapshot s0;
+		kb_snapshot_init(&s0);
+		r = kb_cluster_snapshot(&sim->cluster, &s0, err);
+		if (r == 0)
+			r = kb_queue_conf_check_cluster(qconf, &s0.total_allocatable, &s0.resnames, err);
+		kb_snapshot_release(&s0);
+		if (r < 0)
+			return r;
+	}
+	if (later->n)
+		qsort(later->v, later->n, sizeof(kb_object *), cmp_arrival);
+	return 0;
+}
+
+/* One session at sim->now_ms over the cluster, its decisions applied.
+ * 0 or -errno with err. */
+static int sim_session(sim_state *sim, const kb_conf *conf, kb_err *err)
+{
+	kb_snapshot *snap; /* lent by the cluster for the session */
+	int r = kb_cluster_session_snapshot(&sim->cluster, &snap, err);
+	if (r < 0)
+		return r;
+	kb_session ssn;
+	sim->changed = false;
+	forget_reports(sim);
+	if ((r = kb_session_open(&ssn, snap, conf, &sim_effects, sim, sim->now_ms, err)) < 0)
+		return r;
+	r = kb_session_run_actions(&ssn, err);
+	int rc = kb_session_close(&ssn);
+	if (r == 0 && rc < 0)
+		r = kb_err_set(err, rc, "applying decisions: %s", strerror(-rc));
+	if (r == 0)
+		r = apply_decisions(sim);
+	if (r == 0 && sim->oom)
+		r = kb_err_set(err, -ENOMEM, "out of memory");
+	return r;
+}
+
 int kb_simulate(const kb_sim_options *opt, FILE *out, kb_err *err)
 {
 	kb_conf conf;
@@ -497,35 +552,14 @@ int kb_simulate(const kb_sim_options *opt, FILE *out, kb_err *err)
 	kb_queue_conf qconf;
 	memset(&qconf, 0, sizeof(qconf));
 	kb_object_vec later = {0};
-	if (opt->queue_conf) {
-		if ((r = kb_queue_conf_load_file(opt->queue_conf, &sim.cluster.resnames, &qconf, err)) < 0)
-			goto out;
-		sim.cluster.queue_conf = &qconf;
-	}
-	for (uint32_t i = 0; i < opt->nfiles && r == 0; i++)
-		r = kb_manifests_load(&sim.cluster, opt->files[i], &later, err);
-	if (r < 0)
+	if ((r = sim_load(&sim, &qconf, &later, err)) < 0)
 		goto out;
-	if (opt->queue_conf) {
-		/* Guarantees must fit the cluster the scenario describes. */
-		kb_snapshot s0;
-		kb_snapshot_init(&s0);
-		r = kb_cluster_snapshot(&sim.cluster, &s0, err);
-		if (r == 0)
-			r = kb_queue_conf_check_cluster(&qconf, &s0.total_allocatable, &s0.resnames, err);
-		kb_snapshot_release(&s0);
-		if (r < 0)
-			goto out;
-	}
-	if (later.n)
-		qsort(later.v, later.n, sizeof(kb_object *), cmp_arrival);
 
 	int64_t period = opt->period_ms > 0 ? opt->period_ms : KB_DEFAULT_PERIOD_MS;
 	int64_t max_time = opt->max_time_ms > 0 ? opt->max_time_ms : 30LL * 24 * 3600 * 1000;
 	size_t next_arrival = 0;
 	uint32_t sessions = 0;
 	int64_t end_ms = 0;
-	kb_snapshot *snap; /* lent by the cluster for each session */
 	for (sim.now_ms = 0; sim.now_ms <= max_time;) {
 		if (sessions >= KB_SIM_MAX_SESSIONS) {
 			/* Something changes every period and keeps changing: report
@@ -542,31 +576,12 @@ int kb_simulate(const kb_sim_options *opt, FILE *out, kb_err *err)
 			kb_object *o = later.v[next_arrival];
 			later.v[next_arrival] = NULL;
 			if ((r = kb_cluster_apply(&sim.cluster, o, o->u.pod.sim_arrival_ms)) < 0)
-				goto out_snap;
+				goto out;
 		}
-		if ((r = complete_due(&sim)) < 0)
-			goto out_snap;
-
-		if ((r = kb_cluster_session_snapshot(&sim.cluster, &snap, err)) < 0)
-			goto out_snap;
-		kb_session ssn;
-		sim.changed = false;
-		forget_reports(&sim);
-		if ((r = kb_session_open(&ssn, snap, &conf, &sim_effects, &sim, sim.now_ms, err)) < 0)
-			goto out_snap;
-		r = kb_session_run_actions(&ssn, err);
-		int rc = kb_session_close(&ssn);
+		if ((r = complete_due(&sim)) < 0 || (r = sim_session(&sim, &conf, err)) < 0)
+			goto out;
 		sessions++;
 		end_ms = sim.now_ms;
-		if (r == 0 && rc < 0)
-			r = kb_err_set(err, rc, "applying decisions: %s", strerror(-rc));
-		if (r == 0)
-			r = apply_decisions(&sim);
-		if (r < 0 || sim.oom) {
-			if (r == 0)
-				r = kb_err_set(err, -ENOMEM, "out of memory");
-			goto out_snap;
-		}
 		/* Next session: the next period if this one changed anything, else the
 		 * first period boundary at or after the next event. */
 		int64_t next = sim.now_ms + period;
@@ -586,7 +601,6 @@ int kb_simulate(const kb_sim_options *opt, FILE *out, kb_err *err)
 		print_json(&sim, sessions, end_ms, out);
 	else
 		print_table(&sim, sessions, end_ms, out);
-out_snap:
 out:
 	for (size_t i = 0; i < later.n; i++)
 		kb_object_free(later.v[i]);
