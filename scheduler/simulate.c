@@ -397,10 +397,11 @@ static void print_json(const sim_state *sim, uint32_t sessions, int64_t end_ms, 
 	fputs(sim->queues.n ? "\n  ]\n}\n" : "]\n}\n", out);
 }
 
+/* "12.345s" into buf (callers pass 32 bytes: any int64 fits, nothing is cut). */
 static const char *fmt_time(int64_t ms, char *buf, size_t n)
 {
-	snprintf(buf, n, "%" PRId64 ".%03" PRId64 "s", ms / 1000, ms % 1000);
-	return buf;
+	int w = snprintf(buf, n, "%" PRId64 ".%03" PRId64 "s", ms / 1000, ms % 1000);
+	return w >= 0 && (size_t)w < n ? buf : "?";
 }
 
 static void print_table(const sim_state *sim, uint32_t sessions, int64_t end_ms, FILE *out)
