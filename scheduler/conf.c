@@ -18,6 +18,19 @@ const char KB_CONF_DEFAULT[] = "actions: \"allocate, backfill\"\n"
 			       "  - name: nodeorder\n"
 			       "  - name: gpu\n";
 
+const char KB_CONF_FULL[] = "actions: \"enqueue, allocate, backfill, preempt, reclaim\"\n"
+			    "tiers:\n"
+			    "- plugins:\n"
+			    "  - name: priority\n"
+			    "  - name: gang\n"
+			    "  - name: conformance\n"
+			    "- plugins:\n"
+			    "  - name: drf\n"
+			    "  - name: predicates\n"
+			    "  - name: proportion\n"
+			    "  - name: nodeorder\n"
+			    "  - name: gpu\n";
+
 void kb_conf_release(kb_conf *c)
 {
 	kb_arena_release(&c->arena);

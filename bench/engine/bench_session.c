@@ -82,20 +82,6 @@ static const char PRESET_ENQUEUE[] = "actions: \"enqueue, allocate, backfill\"\n
 				     "  - name: proportion\n"
 				     "  - name: nodeorder\n";
 
-/* The full action list, as shipped in deploy/config.yaml and DESIGN.md. */
-static const char PRESET_FULL[] = "actions: \"enqueue, allocate, backfill, preempt, reclaim\"\n"
-				  "tiers:\n"
-				  "- plugins:\n"
-				  "  - name: priority\n"
-				  "  - name: gang\n"
-				  "  - name: conformance\n"
-				  "- plugins:\n"
-				  "  - name: drf\n"
-				  "  - name: predicates\n"
-				  "  - name: proportion\n"
-				  "  - name: nodeorder\n"
-				  "  - name: gpu\n";
-
 /* ---- what one session decided -------------------------------------------------- */
 
 /* Strings of the session's decisions, copied into one buffer (offsets, since
@@ -480,7 +466,7 @@ int main(int argc, char **argv)
 			  ? kb_conf_load_buffer(PRESET_ENQUEUE, sizeof(PRESET_ENQUEUE) - 1,
 						"<preset enqueue>", &kb_builtin_registry, &b.conf, &err)
 		: strcmp(preset, "full") == 0
-			  ? kb_conf_load_buffer(PRESET_FULL, sizeof(PRESET_FULL) - 1, "<preset full>",
+			  ? kb_conf_load_buffer(KB_CONF_FULL, strlen(KB_CONF_FULL), "<preset full>",
 						&kb_builtin_registry, &b.conf, &err)
 			  : kb_conf_load_default(&kb_builtin_registry, &b.conf, &err);
 	if (r < 0) {

@@ -541,6 +541,17 @@ case_tf_template() {
 # is then bound whole. Once with the full configuration (enqueue admits
 # it) and once with "allocate, backfill", the built-in default's actions
 # (allocate admits it), so that no configuration leaves an operator waiting.
+# vc_phase_becomes NS NAME PHASE TRIES: polls the volcano PodGroup's phase
+# every 0.2 s until it is PHASE or TRIES run out; prints the last one read.
+vc_phase_becomes() {
+	local i phase=
+	for ((i = 0; i < $4; i++)); do
+		phase=$(k get podgroups.scheduling.volcano.sh "$2" -n "$1" -o jsonpath='{.status.phase}')
+		[[ $phase == "$3" ]] && break
+		sleep 0.2
+	done
+	echo "$phase"
+}
 case_pg_first() {
 	local ns conf label i phase
 	node pf-node-1 4; node pf-node-2 4
@@ -555,22 +566,13 @@ case_pg_first() {
 		start_sched || { fail "$label: scheduler starts"; sched_conf=; continue; }
 		printf 'apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\nmetadata: {name: train, namespace: %s}\nspec: {minMember: 3, minResources: {cpu: "3"}}\n' "$ns" |
 			k create -f - >/dev/null
-		phase=
-		for ((i = 0; i < 100; i++)); do
-			phase=$(k get podgroups.scheduling.volcano.sh train -n "$ns" -o jsonpath='{.status.phase}')
-			[[ $phase == Inqueue ]] && break
-			sleep 0.2
-		done
+		phase=$(vc_phase_becomes "$ns" train Inqueue 100)
 		check "$label: the PodGroup is Inqueue with no pod (got \"$phase\")" test "$phase" = Inqueue
 		for i in 0 1 2; do
 			printf -- '---\napiVersion: v1\nkind: Pod\nmetadata: {name: train-%s, namespace: %s, annotations: {scheduling.volcano.sh/group-name: train}}\nspec:\n  schedulerName: kube-batchd\n  containers: [{name: main, image: registry.k8s.io/pause:3.9, resources: {requests: {cpu: "1", memory: 1Gi}}}]\n' "$i" "$ns"
 		done | k create -f - >/dev/null
 		check "$label: the 3 pods created after Inqueue are bound" wait_bound "$ns" 3 30
-		for ((i = 0; i < 50; i++)); do
-			phase=$(k get podgroups.scheduling.volcano.sh train -n "$ns" -o jsonpath='{.status.phase}')
-			[[ $phase == Running ]] && break
-			sleep 0.2
-		done
+		phase=$(vc_phase_becomes "$ns" train Running 50)
 		check "$label: the PodGroup is Running (got \"$phase\")" test "$phase" = Running
 		stop_sched
 		k delete pods --all -n "$ns" --grace-period=0 --force >/dev/null 2>&1
