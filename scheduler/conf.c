@@ -6,30 +6,27 @@
 #include "base/yaml_doc.h"
 #include "scheduler/framework.h"
 
+/* The second tier both built-in configurations share. */
+#define SECOND_TIER                                                                                \
+	"- plugins:\n"                                                                              \
+	"  - name: drf\n"                                                                           \
+	"  - name: predicates\n"                                                                    \
+	"  - name: proportion\n"                                                                    \
+	"  - name: nodeorder\n"                                                                     \
+	"  - name: gpu\n"
+
 const char KB_CONF_DEFAULT[] = "actions: \"allocate, backfill\"\n"
 			       "tiers:\n"
 			       "- plugins:\n"
 			       "  - name: priority\n"
-			       "  - name: gang\n"
-			       "- plugins:\n"
-			       "  - name: drf\n"
-			       "  - name: predicates\n"
-			       "  - name: proportion\n"
-			       "  - name: nodeorder\n"
-			       "  - name: gpu\n";
+			       "  - name: gang\n" SECOND_TIER;
 
 const char KB_CONF_FULL[] = "actions: \"enqueue, allocate, backfill, preempt, reclaim\"\n"
 			    "tiers:\n"
 			    "- plugins:\n"
 			    "  - name: priority\n"
 			    "  - name: gang\n"
-			    "  - name: conformance\n"
-			    "- plugins:\n"
-			    "  - name: drf\n"
-			    "  - name: predicates\n"
-			    "  - name: proportion\n"
-			    "  - name: nodeorder\n"
-			    "  - name: gpu\n";
+			    "  - name: conformance\n" SECOND_TIER;
 
 void kb_conf_release(kb_conf *c)
 {
