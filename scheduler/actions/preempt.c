@@ -439,10 +439,17 @@ static int try_jobs(evict_ctx *ec, const kb_job *j, const kb_task *t, uint32_t u
 			ec->room_grew++;
 		}
 	}
+	/* Pending tasks not tried yet: once the placed ones and these cannot
+	 * make minMember, the rest need not be tried. */
+	int32_t untried = j->nstatus[KB_TASK_PENDING];
 	for (uint32_t m = 0; m < j->ntasks && r == 0 && !kb_job_pipelined(ssn, j); m++) {
 		uint32_t ti = s->job_tasks[j->first_task + m];
-		if (s->tasks[ti].status == KB_TASK_PENDING)
-			r = place_plain(ec, st, ti) < 0 ? -ENOMEM : 0;
+		if (s->tasks[ti].status != KB_TASK_PENDING)
+			continue;
+		if (kb_job_placed_count(j) + untried-- < j->min_member)
+			break;
+		int placed = place_plain(ec, st, ti);
+		r = placed < 0 ? -ENOMEM : 0;
 	}
 	if (r == 0 && kb_job_pipelined(ssn, j))
 		return 1;
