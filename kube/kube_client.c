@@ -364,7 +364,7 @@ static const char *current_token(kb_kube_client *c)
 	char *tok = malloc(TOKEN_FILE_MAX + 1);
 	size_t n = tok ? fread(tok, 1, TOKEN_FILE_MAX + 1, f) : 0;
 	bool err = ferror(f) != 0;
-	fclose(f);
+	(void)fclose(f); /* opened for reading: what was read is all that counts */
 	if (!tok || err || n > TOKEN_FILE_MAX) {
 		free(tok);
 		return c->file_token ? c->file_token : c->token;
@@ -648,18 +648,20 @@ static void finish(kb_kube_client *c, kb_req *r, CURLcode code)
 	kick(c); /* a place in flight is free */
 
 	if (r->e2big || r->enomem || code != CURLE_OK) {
+		/* An error text for done: a long URL cuts it, which is fine. */
 		if (r->e2big) {
 			status = -E2BIG;
-			snprintf(msg, sizeof(msg), "%s %s: %s", r->method, r->url,
-				 r->stream && http / 100 == 2 ? "a streamed line is longer than 64 MiB" :
-								"the response is larger than 256 MiB");
+			(void)snprintf(msg, sizeof(msg), "%s %s: %s", r->method, r->url,
+				       r->stream && http / 100 == 2 ?
+					       "a streamed line is longer than 64 MiB" :
+					       "the response is larger than 256 MiB");
 		} else if (r->enomem) {
 			status = -ENOMEM;
-			snprintf(msg, sizeof(msg), "%s %s: out of memory", r->method, r->url);
+			(void)snprintf(msg, sizeof(msg), "%s %s: out of memory", r->method, r->url);
 		} else {
 			status = curl_errno(code);
-			snprintf(msg, sizeof(msg), "%s %s: %s", r->method, r->url,
-				 r->errbuf[0] ? r->errbuf : curl_easy_strerror(code));
+			(void)snprintf(msg, sizeof(msg), "%s %s: %s", r->method, r->url,
+				       r->errbuf[0] ? r->errbuf : curl_easy_strerror(code));
 		}
 		body = msg;
 		len = strlen(msg);
@@ -711,69 +713,47 @@ static void after_action(kb_kube_client *c)
 
 /* ---- starting requests ------------------------------------------------------- */
 
-static int setup_easy(kb_kube_client *c, kb_req *r)
+/* The request's headers: Accept, Content-Type when it has a body, and the
+ * bearer token when there is one. 0 with *ret (the caller frees it), or
+ * -ENOMEM. */
+static int make_headers(kb_kube_client *c, const kb_req *r, struct curl_slist **ret)
 {
-	CURL *e = curl_easy_init();
-	if (!e)
+	struct curl_slist *h = curl_slist_append(NULL, "Accept: application/json"), *t;
+	if (!h)
 		return -ENOMEM;
-	r->easy = e;
-	struct curl_slist *h = NULL, *t;
-#define ADD_HEADER(s)                                                                              \
-	do {                                                                                       \
-		if (!(t = curl_slist_append(h, (s))))                                              \
-			goto nomem;                                                                \
-		h = t;                                                                             \
-	} while (0)
-	ADD_HEADER("Accept: application/json");
+	char *line = NULL;
 	if (r->body) {
-		char ct[256];
-		snprintf(ct, sizeof(ct), "Content-Type: %s",
-			 r->content_type ? r->content_type : "application/json");
-		ADD_HEADER(ct);
-	}
-	const char *tok = current_token(c);
-	if (tok) {
-		char *auth;
-		if (asprintf(&auth, "Authorization: Bearer %s", tok) < 0)
+		if (asprintf(&line, "Content-Type: %s",
+			     r->content_type ? r->content_type : "application/json") < 0)
 			goto nomem;
-		t = curl_slist_append(h, auth);
-		explicit_bzero(auth, strlen(auth));
-		free(auth);
+		t = curl_slist_append(h, line);
+		free(line);
 		if (!t)
 			goto nomem;
 		h = t;
 	}
-#undef ADD_HEADER
-	r->headers = h;
-
-	curl_easy_setopt(e, CURLOPT_URL, r->url);
-	curl_easy_setopt(e, CURLOPT_PRIVATE, r);
-	curl_easy_setopt(e, CURLOPT_ERRORBUFFER, r->errbuf);
-	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(e, CURLOPT_HTTPHEADER, h);
-	curl_easy_setopt(e, CURLOPT_USERAGENT, USER_AGENT);
-	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, write_cb);
-	curl_easy_setopt(e, CURLOPT_WRITEDATA, r);
-	curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
-	curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L);
-	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, CONNECT_TIMEOUT_MS);
-	if (r->stream) {
-		curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, STREAM_LOW_SPEED_BYTES);
-		curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, STREAM_LOW_SPEED_SECONDS);
-		curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
-	} else {
-		curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, c->opt.timeout_ms);
-		curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "gzip");
+	const char *tok = current_token(c);
+	if (tok) {
+		if (asprintf(&line, "Authorization: Bearer %s", tok) < 0)
+			goto nomem;
+		t = curl_slist_append(h, line);
+		explicit_bzero(line, strlen(line));
+		free(line);
+		if (!t)
+			goto nomem;
+		h = t;
 	}
-	if (strcmp(r->method, "GET") != 0)
-		curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, r->method);
-	if (r->body) {
-		curl_easy_setopt(e, CURLOPT_POSTFIELDS, r->body);
-		curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(r->body));
-	}
+	*ret = h;
+	return 0;
+nomem:
+	curl_slist_free_all(h);
+	return -ENOMEM;
+}
 
-	/* TLS */
+/* TLS: verification (unless insecure), the CA and the client certificate
+ * and key, from memory (PEM) or files. */
+static void set_tls(const kb_kube_client *c, CURL *e)
+{
 	if (c->insecure) {
 		curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
 		curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
@@ -798,11 +778,53 @@ static int setup_easy(kb_kube_client *c, kb_req *r)
 	} else if (c->key_file) {
 		curl_easy_setopt(e, CURLOPT_SSLKEY, c->key_file);
 	}
-	return 0;
+}
 
-nomem:
-	curl_slist_free_all(h);
-	return -ENOMEM;
+/* Everything but TLS: URL, callbacks, HTTP/2, timeouts (a watch has a
+ * low-speed limit instead of a total timeout), method and body. */
+static void set_transfer(const kb_kube_client *c, kb_req *r, CURL *e)
+{
+	curl_easy_setopt(e, CURLOPT_URL, r->url);
+	curl_easy_setopt(e, CURLOPT_PRIVATE, r);
+	curl_easy_setopt(e, CURLOPT_ERRORBUFFER, r->errbuf);
+	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(e, CURLOPT_HTTPHEADER, r->headers);
+	curl_easy_setopt(e, CURLOPT_USERAGENT, USER_AGENT);
+	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, write_cb);
+	curl_easy_setopt(e, CURLOPT_WRITEDATA, r);
+	curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
+	curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L);
+	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, CONNECT_TIMEOUT_MS);
+	if (r->stream) {
+		curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, STREAM_LOW_SPEED_BYTES);
+		curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, STREAM_LOW_SPEED_SECONDS);
+		curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
+	} else {
+		curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, c->opt.timeout_ms);
+		curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "gzip");
+	}
+	if (strcmp(r->method, "GET") != 0)
+		curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, r->method);
+	if (r->body) {
+		curl_easy_setopt(e, CURLOPT_POSTFIELDS, r->body);
+		curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(r->body));
+	}
+}
+
+/* r's easy handle, ready to add to the multi handle. 0 or -ENOMEM. */
+static int setup_easy(kb_kube_client *c, kb_req *r)
+{
+	CURL *e = curl_easy_init();
+	if (!e)
+		return -ENOMEM;
+	r->easy = e;
+	int rc = make_headers(c, r, &r->headers);
+	if (rc < 0)
+		return rc;
+	set_transfer(c, r, e);
+	set_tls(c, e);
+	return 0;
 }
 
 /* Starts r now. On failure reports it through done (we are on the loop). */
@@ -827,7 +849,8 @@ static void start_req(kb_kube_client *c, kb_req *r)
 		c->inflight--;
 	r->finished = true;
 	char msg[160];
-	snprintf(msg, sizeof(msg), "%s: cannot start the request: out of memory", r->method);
+	/* An error text: cut if a caller's method is longer than a word, which is fine. */
+	(void)snprintf(msg, sizeof(msg), "%s: cannot start the request: out of memory", r->method);
 	r->done(r->ctx, e, msg, strlen(msg));
 }
 

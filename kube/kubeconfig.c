@@ -111,7 +111,7 @@ __attribute__((format(printf, 4, 5))) static int lfail(loader *l, int code,
 	char what[KB_ERR_MSG_MAX];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(what, sizeof(what), fmt, ap);
+	(void)vsnprintf(what, sizeof(what), fmt, ap); /* an error text: a long one is cut */
 	va_end(ap);
 	if (at)
 		return kb_err_set(l->err, code, "%s:%d:%d: %s", l->path, at->line, at->col, what);
@@ -239,8 +239,8 @@ static int load_cluster(loader *l, const kb_yaml_node *root, const char *name, k
 	int r = find_named(l, root, "clusters", "cluster", name, &cl);
 	if (r < 0)
 		return r;
-	char what[160];
-	snprintf(what, sizeof(what), "cluster \"%s\"", name);
+	char what[160]; /* names the entry in error texts only: a long name is cut */
+	(void)snprintf(what, sizeof(what), "cluster \"%s\"", name);
 
 	const char *server, *ca;
 	if ((r = get_str(l, cl, what, "server", &server)) < 0 ||
@@ -264,8 +264,8 @@ static int load_user(loader *l, const kb_yaml_node *root, const char *name, kb_k
 	int r = find_named(l, root, "users", "user", name, &u);
 	if (r < 0 || !u)
 		return r;
-	char what[160];
-	snprintf(what, sizeof(what), "user \"%s\"", name);
+	char what[160]; /* names the entry in error texts only: a long name is cut */
+	(void)snprintf(what, sizeof(what), "user \"%s\"", name);
 
 	const char *cert, *key, *token, *token_file;
 	if ((r = get_str(l, u, what, "client-certificate", &cert)) < 0 ||
@@ -365,8 +365,8 @@ int kb_kube_config_load(const char *path, const char *master, kb_kube_config *re
 	if ((r = find_named(&l, root, "contexts", "context", ctx_name, &ctx)) < 0)
 		goto out_file;
 	const char *cluster = NULL, *user = NULL;
-	char what[160];
-	snprintf(what, sizeof(what), "context \"%s\"", ctx_name);
+	char what[160]; /* names the entry in error texts only: a long name is cut */
+	(void)snprintf(what, sizeof(what), "context \"%s\"", ctx_name);
 	if (ctx && ((r = get_str(&l, ctx, what, "cluster", &cluster)) < 0 ||
 		    (r = get_str(&l, ctx, what, "user", &user)) < 0))
 		goto out_file;
