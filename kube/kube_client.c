@@ -42,6 +42,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "kube/line_framer.h"
+#include "kube/token_bucket.h"
+
 #define BODY_MAX ((size_t)256 << 20)
 #define LINE_MAX_LEN ((size_t)64 << 20)
 #define TOKEN_FILE_MAX (64 << 10)
@@ -64,36 +67,28 @@
  * is being replaced (or the server's stream limit is lower than ours). */
 #define MAX_HOST_CONNECTIONS 4L
 
-/* ---- growable byte buffer and line splitting ----------------------------- */
+/* ---- growable byte buffer (bodies) --------------------------------------- */
 
 typedef struct kb_buf {
 	char *data;
 	size_t len, cap;
-	size_t start; /* lines: first byte not yet delivered */
-	size_t scan;  /* lines: bytes before this hold no newline (from start) */
 } kb_buf;
 
+/* Appends n bytes, keeping the buffer NUL-terminated. 0, -ENOMEM, or -E2BIG
+ * when it would hold more than limit. */
 static int buf_append(kb_buf *b, const char *p, size_t n, size_t limit)
 {
-	if (b->len - b->start + n > limit)
+	if (b->len + n > limit)
 		return -E2BIG;
 	if (b->len + n + 1 > b->cap) {
-		if (b->start > 0) { /* drop what was delivered before growing */
-			memmove(b->data, b->data + b->start, b->len - b->start);
-			b->len -= b->start;
-			b->scan -= b->start;
-			b->start = 0;
-		}
 		size_t cap = b->cap ? b->cap : 4096;
 		while (cap < b->len + n + 1)
 			cap *= 2;
-		if (cap != b->cap) {
-			char *d = realloc(b->data, cap);
-			if (!d)
-				return -ENOMEM;
-			b->data = d;
-			b->cap = cap;
-		}
+		char *d = realloc(b->data, cap);
+		if (!d)
+			return -ENOMEM;
+		b->data = d;
+		b->cap = cap;
 	}
 	memcpy(b->data + b->len, p, n);
 	b->len += n;
@@ -105,74 +100,6 @@ static void buf_release(kb_buf *b)
 {
 	free(b->data);
 	memset(b, 0, sizeof(*b));
-}
-
-/* The next complete line (without "\n" or "\r\n", NUL-terminated in place)
- * or false when only a partial line is left. Empty lines are skipped. Cost:
- * every byte is scanned once over all calls. */
-static bool buf_next_line(kb_buf *b, char **ret_line, size_t *ret_len)
-{
-	for (;;) {
-		if (b->scan < b->start)
-			b->scan = b->start;
-		char *nl = b->scan < b->len ? memchr(b->data + b->scan, '\n', b->len - b->scan) : NULL;
-		if (!nl) {
-			b->scan = b->len;
-			return false;
-		}
-		char *line = b->data + b->start;
-		size_t n = (size_t)(nl - line);
-		b->start = b->scan = (size_t)(nl - b->data) + 1;
-		if (n > 0 && line[n - 1] == '\r')
-			n--;
-		if (n == 0)
-			continue;
-		line[n] = '\0';
-		*ret_line = line;
-		*ret_len = n;
-		return true;
-	}
-}
-
-/* Whether the bytes not yet delivered, all without a newline, are longer
- * than a line may be. */
-static bool buf_line_too_long(const kb_buf *b, size_t limit)
-{
-	return b->len - b->start > limit;
-}
-
-/* ---- token bucket ------------------------------------------------------- */
-
-typedef struct kb_bucket {
-	double qps, burst;
-	double tokens;
-	double last; /* time of the last refill, seconds */
-} kb_bucket;
-
-static void bucket_init(kb_bucket *b, double qps, int burst, double now)
-{
-	b->qps = qps;
-	b->burst = burst < 1 ? 1 : burst;
-	b->tokens = b->burst;
-	b->last = now;
-}
-
-/* Takes a token if there is one at time now: returns 0. Otherwise returns
- * the seconds until there will be one (> 0) and takes nothing. */
-static double bucket_take(kb_bucket *b, double now)
-{
-	if (now > b->last) {
-		b->tokens += (now - b->last) * b->qps;
-		if (b->tokens > b->burst)
-			b->tokens = b->burst;
-		b->last = now;
-	}
-	if (b->tokens >= 1.0 - 1e-9) { /* a timer set for the exact wait is on time */
-		b->tokens = b->tokens > 1.0 ? b->tokens - 1.0 : 0.0;
-		return 0;
-	}
-	double wait = (1.0 - b->tokens) / b->qps;
-	return wait > 1e-6 ? wait : 1e-6;
 }
 
 /* ---- requests ------------------------------------------------------------- */
@@ -197,7 +124,8 @@ struct kb_req {
 	CURL *easy;
 	struct curl_slist *headers;
 	long http_status; /* streams: known once data arrives */
-	kb_buf resp;      /* body, or a stream's undelivered bytes */
+	kb_buf resp;      /* the body (a stream's, when it is not 2xx) */
+	kb_line_framer lines; /* a 2xx stream's bytes not delivered yet */
 	char errbuf[CURL_ERROR_SIZE];
 };
 
@@ -261,7 +189,7 @@ struct kb_kube_client {
 	ev_timer curl_timer;
 	ev_timer rate_timer;
 	kb_kube_client_options opt;
-	kb_bucket bucket;
+	kb_token_bucket bucket;
 	/* the configuration, copied */
 	char *server;
 	char *ca_file, *cert_file, *key_file;
@@ -298,6 +226,7 @@ static kb_req *req_free(kb_req *r)
 	free(r->body);
 	free(r->content_type);
 	buf_release(&r->resp);
+	kb_line_framer_release(&r->lines);
 	free(r);
 	return NULL;
 }
@@ -400,14 +329,8 @@ static size_t write_cb(char *ptr, size_t size, size_t nmemb, void *userdata)
 		r->http_status = code ? code : 200;
 	}
 	bool lines = r->stream && r->http_status / 100 == 2;
-	int e = buf_append(&r->resp, ptr, n, BODY_MAX);
-	if (e == 0 && lines) {
-		/* Only the tail after the last newline can be too long. */
-		const char *nl = memrchr(ptr, '\n', n);
-		size_t tail = nl ? (size_t)(ptr + n - nl - 1) : 0;
-		if (nl ? tail > LINE_MAX_LEN : buf_line_too_long(&r->resp, LINE_MAX_LEN))
-			e = -E2BIG;
-	}
+	int e = lines ? kb_line_framer_feed(&r->lines, ptr, n) :
+			buf_append(&r->resp, ptr, n, BODY_MAX);
 	if (e == -E2BIG)
 		r->e2big = true;
 	else if (e == -ENOMEM)
@@ -568,7 +491,7 @@ static void deliver_lines(kb_kube_client *c)
 			continue;
 		char *line;
 		size_t len;
-		while (!r->cancelled && !c->freeing && buf_next_line(&r->resp, &line, &len))
+		while (!r->cancelled && !c->freeing && kb_line_framer_next(&r->lines, &line, &len))
 			r->on_line(r->ctx, line, len);
 	}
 }
@@ -614,7 +537,7 @@ static bool retry_later(kb_kube_client *c, kb_req *r, long http)
 	req_detach(c, r);
 	curl_slist_free_all(r->headers); /* setup_easy makes them again */
 	r->headers = NULL;
-	r->resp.len = r->resp.start = r->resp.scan = 0;
+	r->resp.len = 0;
 	r->retries++;
 	r->is_active = false;
 	c->retried++;
@@ -670,10 +593,9 @@ static void finish(kb_kube_client *c, kb_req *r, CURLcode code)
 		body = "";
 		if (r->stream && http / 100 == 2) {
 			/* A last line the server did not end with a newline. */
-			if (r->resp.len > r->resp.start) {
-				char *line = r->resp.data + r->resp.start;
-				size_t n = r->resp.len - r->resp.start;
-				r->resp.start = r->resp.len;
+			char *line;
+			size_t n;
+			if (kb_line_framer_rest(&r->lines, &line, &n)) {
 				r->on_line(r->ctx, line, n);
 				if (r->cancelled || c->freeing)
 					return;
@@ -854,6 +776,12 @@ static void start_req(kb_kube_client *c, kb_req *r)
 	r->done(r->ctx, e, msg, strlen(msg));
 }
 
+/* The loop's time in milliseconds, for the token bucket. */
+static int64_t loop_ms(struct ev_loop *loop)
+{
+	return (int64_t)(ev_now(loop) * 1000.0);
+}
+
 static void rate_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
 {
 	kb_kube_client *c = w->data;
@@ -870,9 +798,9 @@ static void rate_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
 		}
 		if (!r->stream && c->inflight >= c->opt.max_inflight)
 			break; /* finish() kicks again */
-		double wait = bucket_take(&c->bucket, ev_now(loop));
-		if (wait > 0) {
-			ev_timer_set(&c->rate_timer, wait, 0.);
+		int64_t wait_ms = kb_token_bucket_take(&c->bucket, loop_ms(loop));
+		if (wait_ms > 0) {
+			ev_timer_set(&c->rate_timer, (double)wait_ms / 1000.0, 0.);
 			ev_timer_start(loop, &c->rate_timer);
 			break;
 		}
@@ -904,6 +832,7 @@ static int enqueue(kb_kube_client *c, const char *method, const char *path, cons
 	r->done = done;
 	r->on_line = on_line;
 	r->ctx = ctx;
+	kb_line_framer_init(&r->lines, LINE_MAX_LEN);
 	if (!(r->method = strdup(method)) || asprintf(&r->url, "%s%s", c->server, path) < 0) {
 		r->url = NULL;
 		goto nomem;
@@ -955,7 +884,7 @@ kb_kube_client *kb_kube_client_new(struct ev_loop *loop, const kb_kube_config *c
 	c->opt.timeout_ms = opt && opt->timeout_ms > 0 ? opt->timeout_ms : DEFAULT_TIMEOUT_MS;
 	c->opt.max_inflight = opt && opt->max_inflight > 0 ? opt->max_inflight : DEFAULT_MAX_INFLIGHT;
 	c->jitter = 0x9e3779b97f4a7c15ull ^ (uint64_t)(uintptr_t)c;
-	bucket_init(&c->bucket, c->opt.qps, c->opt.burst, ev_now(loop));
+	kb_token_bucket_init(&c->bucket, c->opt.qps, c->opt.burst, loop_ms(loop));
 	c->insecure = cfg->insecure;
 	if (dup_opt(cfg->server, &c->server) < 0 || dup_opt(cfg->ca_file, &c->ca_file) < 0 ||
 	    dup_opt(cfg->ca_data, &c->ca_data) < 0 || dup_opt(cfg->cert_file, &c->cert_file) < 0 ||

@@ -1,7 +1,7 @@
 /* test_kubeconfig.c - kubeconfig and in-cluster configuration, and the API
- * client's parts that need no server: base64, line splitting of streams,
- * the rate limiter's arithmetic, token-file rotation, and a request to a
- * port nobody listens on.
+ * client's parts that need no server: base64, token-file rotation, and a
+ * request to a port nobody listens on. (Line framing and the token bucket
+ * have their own tests: test_line_framer.c, test_token_bucket.c.)
  *
  * The client's internals are static, so this test includes the two source
  * files; it links kb_core and curl/OpenSSL/libev, not the kb_client
@@ -264,70 +264,6 @@ static void in_cluster_needs_the_environment(void **state)
 	unsetenv("KB_SERVICEACCOUNT_DIR");
 }
 
-/* ---- stream line splitting ---------------------------------------------------- */
-
-static void lines_split_across_writes(void **state)
-{
-	kb_buf b = {0};
-	char *line = NULL;
-	size_t n;
-	assert_int_equal(buf_append(&b, "{\"a\"", 4, BODY_MAX), 0);
-	assert_false(buf_next_line(&b, &line, &n));
-	assert_int_equal(buf_append(&b, ":1}\n{\"b", 7, BODY_MAX), 0);
-	assert_true(buf_next_line(&b, &line, &n));
-	assert_int_equal(n, 7);
-	assert_string_equal(line, "{\"a\":1}");
-	assert_false(buf_next_line(&b, &line, &n));
-	assert_int_equal(buf_append(&b, "\":2}\r\n\n\nx", 9, BODY_MAX), 0);
-	assert_true(buf_next_line(&b, &line, &n));
-	assert_string_equal(line, "{\"b\":2}"); /* \r dropped, empty lines skipped */
-	assert_false(buf_next_line(&b, &line, &n));
-	assert_int_equal(b.len - b.start, 1); /* "x" waits for its newline */
-
-	/* Growing compacts what was delivered. */
-	char big[10000];
-	memset(big, 'y', sizeof(big));
-	assert_int_equal(buf_append(&b, big, sizeof(big), BODY_MAX), 0);
-	assert_int_equal(buf_append(&b, "\n", 1, BODY_MAX), 0);
-	assert_true(buf_next_line(&b, &line, &n));
-	assert_int_equal(n, sizeof(big) + 1);
-	assert_int_equal(line[0], 'x');
-	buf_release(&b);
-}
-
-static void lines_and_bodies_have_limits(void **state)
-{
-	kb_buf b = {0};
-	assert_int_equal(buf_append(&b, "0123456789", 10, 16), 0);
-	assert_int_equal(buf_append(&b, "0123456789", 10, 16), -E2BIG);
-	assert_false(buf_line_too_long(&b, 16));
-	assert_true(buf_line_too_long(&b, 9));
-	buf_release(&b);
-}
-
-/* ---- rate limiter ------------------------------------------------------------ */
-
-static void token_bucket_allows_burst_then_qps(void **state)
-{
-	kb_bucket b;
-	bucket_init(&b, 10, 2, 100.0);
-	assert_true(bucket_take(&b, 100.0) == 0);
-	assert_true(bucket_take(&b, 100.0) == 0);
-	double w = bucket_take(&b, 100.0); /* burst spent: one token every 0.1 s */
-	assert_true(w > 0.0999 && w < 0.1001);
-	w = bucket_take(&b, 100.05);
-	assert_true(w > 0.0499 && w < 0.0501);
-	assert_true(bucket_take(&b, 100.1) == 0);
-	/* A long idle time refills up to the burst only. */
-	assert_true(bucket_take(&b, 1000.0) == 0);
-	assert_true(bucket_take(&b, 1000.0) == 0);
-	assert_true(bucket_take(&b, 1000.0) > 0);
-	/* burst < 1 is taken as 1 */
-	bucket_init(&b, 1, 0, 0);
-	assert_true(bucket_take(&b, 0) == 0);
-	assert_true(bucket_take(&b, 0) > 0.999);
-}
-
 /* ---- token file rotation ------------------------------------------------------- */
 
 static void token_file_is_reread_when_it_changes(void **state)
@@ -404,9 +340,6 @@ int main(void)
 		cmocka_unit_test(kubeconfig_ca_data_and_master_override),
 		cmocka_unit_test(kubeconfig_errors_name_file_and_field),
 		cmocka_unit_test(in_cluster_needs_the_environment),
-		cmocka_unit_test(lines_split_across_writes),
-		cmocka_unit_test(lines_and_bodies_have_limits),
-		cmocka_unit_test(token_bucket_allows_burst_then_qps),
 		cmocka_unit_test(token_file_is_reread_when_it_changes),
 		cmocka_unit_test(client_reports_refused_connection_on_the_loop),
 	};
