@@ -83,6 +83,42 @@ static void base64_decodes_with_and_without_padding(void **state)
 	free(s);
 }
 
+static void base64_padding_is_not_decoded_as_data(void **state)
+{
+	size_t n;
+	/* "==": one byte in the last group; "=": two. EVP_DecodeBlock counts
+	 * the padding as bytes: none of them may come out. */
+	char *s = kb_base64_decode("QQ==", 4, &n);
+	assert_int_equal(n, 1);
+	assert_string_equal(s, "A");
+	free(s);
+	s = kb_base64_decode("QUI=", 4, &n);
+	assert_int_equal(n, 2);
+	assert_string_equal(s, "AB");
+	free(s);
+	s = kb_base64_decode("QUJD", 4, &n); /* no padding needed */
+	assert_int_equal(n, 3);
+	assert_string_equal(s, "ABC");
+	free(s);
+	s = kb_base64_decode("QUJDRA==", 8, &n);
+	assert_int_equal(n, 4);
+	assert_string_equal(s, "ABCD");
+	free(s);
+	s = kb_base64_decode("QUJDRA", 6, &n); /* the same, unpadded */
+	assert_int_equal(n, 4);
+	assert_string_equal(s, "ABCD");
+	free(s);
+	const char *spaced = " QUJD\r\nRA= =\n"; /* whitespace anywhere */
+	s = kb_base64_decode(spaced, strlen(spaced), &n);
+	assert_int_equal(n, 4);
+	assert_string_equal(s, "ABCD");
+	free(s);
+	s = kb_base64_decode("-_-_", 4, &n); /* URL-safe alphabet, as "+/+/" */
+	assert_int_equal(n, 3);
+	assert_memory_equal(s, "\xfb\xff\xbf", 3);
+	free(s);
+}
+
 static void base64_rejects_bad_input(void **state)
 {
 	size_t n;
@@ -91,6 +127,12 @@ static void base64_rejects_bad_input(void **state)
 	assert_int_equal(errno, EINVAL);
 	assert_null(kb_base64_decode("aGVsb", 5, &n)); /* a lone 6-bit group */
 	assert_null(kb_base64_decode("aG==Vs", 6, &n)); /* data after padding */
+	assert_null(kb_base64_decode("QQ=A", 4, &n));   /* a '=' inside a group */
+	assert_null(kb_base64_decode("QQ===", 5, &n));  /* three '=' */
+	assert_null(kb_base64_decode("QU\x01D", 4, &n)); /* a control character */
+	assert_null(kb_base64_decode("QUJ\0", 4, &n));  /* a NUL inside the text */
+	assert_null(kb_base64_decode("QUJ.", 4, &n));
+	assert_int_equal(errno, EINVAL);
 }
 
 /* ---- kubeconfig ------------------------------------------------------------- */
@@ -335,6 +377,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(base64_decodes_with_and_without_padding),
+		cmocka_unit_test(base64_padding_is_not_decoded_as_data),
 		cmocka_unit_test(base64_rejects_bad_input),
 		cmocka_unit_test(kubeconfig_reads_current_context),
 		cmocka_unit_test(kubeconfig_ca_data_and_master_override),
