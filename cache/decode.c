@@ -427,7 +427,8 @@ static int parse_rfc3339(const char *s, int64_t *ret_ms)
 	if (parse_fraction(&p, &ms) < 0 || parse_offset(p, &off_min) < 0)
 		return -EINVAL;
 	int64_t days = days_from_civil(y, mo, dd);
-	int64_t secs = days * 86400 + h * 3600 + mi * 60 + sec - (int64_t)off_min * 60;
+	int64_t secs = days * 86400 + (int64_t)h * 3600 + (int64_t)mi * 60 + sec -
+		       (int64_t)off_min * 60;
 	*ret_ms = secs * 1000 + ms;
 	return 0;
 }

@@ -1,6 +1,7 @@
 #include "cmd/check_config.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,14 @@ enum { COL_QUEUE, COL_SOURCE, COL_WEIGHT, COL_RECLAIM, COL_STATE, COL_CAP, COL_G
 static const char *const col_title[NCOLS] = {"QUEUE",     "SOURCE",    "WEIGHT",   "RECLAIMABLE", "STATE",
 					     "CAPABILITY", "GUARANTEE", "DESERVED", "NAMESPACES"};
 
+/* One queue of the depth-first walk in add_tree: its children are scanned
+ * from order[k] on. */
+typedef struct frame {
+	uint32_t qi;
+	int depth;
+	uint32_t k;
+} frame;
+
 typedef struct report {
 	kb_arena arena; /* every string of the report */
 	const kb_snapshot *snap;
@@ -31,6 +40,7 @@ typedef struct report {
 	const kb_res *deserved; /* per snapshot queue, or NULL without a cluster */
 	uint32_t *order;        /* snapshot indices in display order */
 	bool *printed;
+	frame *stack;       /* add_tree's, one frame per queue */
 	const char ***rows; /* rows[i][col] */
 	uint32_t nrows;
 } report;
@@ -106,16 +116,17 @@ static const char *state_name(kb_queue_state s)
 	return s == KB_QUEUE_OPEN ? "Open" : s == KB_QUEUE_CLOSED ? "Closed" : "Closing";
 }
 
-/* Adds the row of queue qi at depth, then its children in display order. */
-static int add_rows(report *rp, uint32_t qi, int depth, const char *note)
+/* Adds the row of queue qi at depth (and marks it printed). */
+static int add_row(report *rp, uint32_t qi, int depth, const char *note)
 {
-	const kb_snapshot *s = rp->snap;
-	const kb_queue *q = &s->queues[qi];
+	const kb_queue *q = &rp->snap->queues[qi];
 	rp->printed[qi] = true;
 	const char **row = kb_arena_calloc(&rp->arena, NCOLS, sizeof(char *));
 	if (!row)
 		return -ENOMEM;
-	const char *source = in_file(rp, q->name) ? "file" : is_object(rp, q->name) ? "Queue object" : "implicit";
+	const char *source = in_file(rp, q->name)     ? "file" :
+			     is_object(rp, q->name) ? "Queue object" :
+						      "implicit";
 	row[COL_QUEUE] = kb_arena_printf(&rp->arena, "%*s%s", depth * 2, "", q->name);
 	row[COL_SOURCE] = note ? kb_arena_printf(&rp->arena, "%s (%s)", source, note) : source;
 	row[COL_WEIGHT] = kb_arena_printf(&rp->arena, "%d", q->weight);
@@ -129,13 +140,44 @@ static int add_rows(report *rp, uint32_t qi, int depth, const char *note)
 		if (!row[c])
 			return -ENOMEM;
 	rp->rows[rp->nrows++] = row;
-	for (uint32_t k = 0; k < s->nqueues; k++) {
-		uint32_t ci = rp->order[k];
-		if (!rp->printed[ci] && s->queues[ci].parent == (int32_t)qi) {
-			int r = add_rows(rp, ci, depth + 1, NULL);
-			if (r < 0)
-				return r;
+	return 0;
+}
+
+/* The next child of qi not printed yet, in display order, scanning from
+ * *k on (and moving *k past it); -1 when there is none. */
+static int64_t next_child(const report *rp, uint32_t qi, uint32_t *k)
+{
+	const kb_snapshot *s = rp->snap;
+	for (; *k < s->nqueues; (*k)++) {
+		uint32_t ci = rp->order[*k];
+		if (!rp->printed[ci] && s->queues[ci].parent == (int32_t)qi)
+			return ci;
+	}
+	return -1;
+}
+
+/* Adds the row of queue qi at depth 0, then its descendants depth first,
+ * children in display order. Iterative: a chain of Queue objects may be as
+ * deep as there are queues, and the stack (rp->stack, one frame per queue)
+ * holds each queue at most once since a printed queue is never pushed. */
+static int add_tree(report *rp, uint32_t qi, const char *note)
+{
+	int r = add_row(rp, qi, 0, note);
+	if (r < 0)
+		return r;
+	uint32_t top = 0;
+	rp->stack[top++] = (frame){.qi = qi, .depth = 0, .k = 0};
+	while (top > 0) {
+		frame *f = &rp->stack[top - 1];
+		int64_t ci = next_child(rp, f->qi, &f->k);
+		if (ci < 0) {
+			top--;
+			continue;
 		}
+		int depth = f->depth + 1;
+		if ((r = add_row(rp, (uint32_t)ci, depth, NULL)) < 0)
+			return r;
+		rp->stack[top++] = (frame){.qi = (uint32_t)ci, .depth = depth, .k = 0};
 	}
 	return 0;
 }
@@ -177,21 +219,22 @@ static int build_rows(report *rp, const char *default_queue)
 	rp->order = kb_arena_calloc(&rp->arena, n, sizeof(uint32_t));
 	rp->printed = kb_arena_calloc(&rp->arena, n, sizeof(bool));
 	rp->rows = kb_arena_calloc(&rp->arena, n, sizeof(char **));
-	if (!rp->order || !rp->printed || !rp->rows)
+	rp->stack = kb_arena_calloc(&rp->arena, n, sizeof(frame));
+	if (!rp->order || !rp->printed || !rp->rows || !rp->stack)
 		return -ENOMEM;
 	display_order(rp, default_queue);
 	int r = 0;
 	for (uint32_t k = 0; k < s->nqueues && r == 0; k++) {
 		uint32_t qi = rp->order[k];
 		if (!rp->printed[qi] && s->queues[qi].parent < 0)
-			r = add_rows(rp, qi, 0, NULL);
+			r = add_tree(rp, qi, NULL);
 	}
 	/* Whatever is left hangs off a loop of parents (only Queue objects can
 	 * form one: the file's parents are checked when it loads). */
 	for (uint32_t k = 0; k < s->nqueues && r == 0; k++) {
 		uint32_t qi = rp->order[k];
 		if (!rp->printed[qi])
-			r = add_rows(rp, qi, 0, "parent cycle");
+			r = add_tree(rp, qi, "parent cycle");
 	}
 	return r;
 }
@@ -266,112 +309,168 @@ static int hungry_shares(report *rp, const kb_snapshot *s)
 	return 0;
 }
 
-int kb_check_config(const kb_check_config_options *o, FILE *out, kb_err *err)
-{
-	const char *default_queue = o->default_queue;
+/* Everything one check holds; released by check_release. */
+typedef struct check {
+	const kb_check_config_options *o;
 	kb_conf conf;
 	kb_queue_conf qc;
 	kb_cluster cluster;
 	kb_snapshot snap;
-	kb_object_vec later = {0};
+	kb_object_vec later; /* objects the manifests hold for later (none here) */
 	report rp;
-	memset(&conf, 0, sizeof(conf));
-	memset(&qc, 0, sizeof(qc));
-	memset(&rp, 0, sizeof(rp));
-	kb_arena_init(&rp.arena);
-	kb_cluster_init(&cluster, o->scheduler_name, default_queue);
-	kb_snapshot_init(&snap);
+} check;
 
-	int r = o->scheduler_conf ? kb_conf_load_file(o->scheduler_conf, o->registry, &conf, err)
-				  : kb_conf_load_default(o->registry, &conf, err);
+static void check_init(check *ck, const kb_check_config_options *o)
+{
+	memset(ck, 0, sizeof(*ck));
+	ck->o = o;
+	kb_arena_init(&ck->rp.arena);
+	kb_cluster_init(&ck->cluster, o->scheduler_name, o->default_queue);
+	kb_snapshot_init(&ck->snap);
+}
+
+static void check_release(check *ck)
+{
+	for (size_t i = 0; i < ck->later.n; i++)
+		kb_object_free(ck->later.v[i]);
+	KB_VEC_RELEASE(&ck->later);
+	kb_snapshot_release(&ck->snap);
+	kb_cluster_release(&ck->cluster);
+	kb_queue_conf_release(&ck->qc);
+	kb_conf_release(&ck->conf);
+	kb_arena_release(&ck->rp.arena);
+}
+
+/* Loads and validates the files, in the order check_config.h gives, and
+ * builds the snapshot. Returns 0 or the first error with err. */
+static int load_inputs(check *ck, kb_err *err)
+{
+	const kb_check_config_options *o = ck->o;
+	int r = o->scheduler_conf ?
+			kb_conf_load_file(o->scheduler_conf, o->registry, &ck->conf, err) :
+			kb_conf_load_default(o->registry, &ck->conf, err);
 	if (r < 0)
-		goto out;
+		return r;
 	if (o->queue_conf) {
-		if ((r = kb_queue_conf_load_file(o->queue_conf, &cluster.resnames, &qc, err)) < 0)
-			goto out;
-		cluster.queue_conf = &qc;
+		r = kb_queue_conf_load_file(o->queue_conf, &ck->cluster.resnames, &ck->qc, err);
+		if (r < 0)
+			return r;
+		ck->cluster.queue_conf = &ck->qc;
 	}
 	for (uint32_t i = 0; i < o->nfiles; i++)
-		if ((r = kb_manifests_load(&cluster, o->files[i], &later, err)) < 0)
-			goto out;
-	if ((r = kb_cluster_snapshot(&cluster, &snap, err)) < 0)
-		goto out;
-	if (o->queue_conf && o->nfiles &&
-	    (r = kb_queue_conf_check_cluster(&qc, &snap.total_allocatable, &snap.resnames, err)) < 0)
-		goto out;
+		if ((r = kb_manifests_load(&ck->cluster, o->files[i], &ck->later, err)) < 0)
+			return r;
+	if ((r = kb_cluster_snapshot(&ck->cluster, &ck->snap, err)) < 0)
+		return r;
+	if (o->queue_conf && o->nfiles)
+		return kb_queue_conf_check_cluster(&ck->qc, &ck->snap.total_allocatable,
+						   &ck->snap.resnames, err);
+	return 0;
+}
 
-	rp.snap = &snap;
-	rp.qc = o->queue_conf ? &qc : NULL;
-	rp.cluster = &cluster;
-	if (o->nfiles && (r = hungry_shares(&rp, &snap)) < 0)
-		goto oom;
-	if ((r = build_rows(&rp, default_queue)) < 0)
-		goto oom;
+/* The report's rows (and deserved shares with a cluster). 0 or -ENOMEM. */
+static int prepare_report(check *ck)
+{
+	report *rp = &ck->rp;
+	rp->snap = &ck->snap;
+	rp->qc = ck->o->queue_conf ? &ck->qc : NULL;
+	rp->cluster = &ck->cluster;
+	int r = 0;
+	if (ck->o->nfiles && (r = hungry_shares(rp, &ck->snap)) < 0)
+		return r;
+	return build_rows(rp, ck->o->default_queue);
+}
 
-	/* Everything is valid: the report. */
+/* One line per checked input with what it holds. */
+static void print_inputs(check *ck, FILE *out)
+{
+	const kb_check_config_options *o = ck->o;
+	const kb_snapshot *snap = &ck->snap;
 	if (o->scheduler_conf)
-		print_conf(&conf, out);
+		print_conf(&ck->conf, out);
 	else
 		fputs("scheduler configuration: none given (the built-in default applies)\n", out);
 	if (o->queue_conf)
-		fprintf(out, "queue configuration: %s: valid; %u queue%s, %u namespace%s mapped\n", qc.source,
-			qc.nqueues, qc.nqueues == 1 ? "" : "s", qc.nns, qc.nns == 1 ? "" : "s");
+		fprintf(out, "queue configuration: %s: valid; %u queue%s, %u namespace%s mapped\n",
+			ck->qc.source, ck->qc.nqueues, ck->qc.nqueues == 1 ? "" : "s", ck->qc.nns,
+			ck->qc.nns == 1 ? "" : "s");
 	else
 		fputs("queue configuration: none given\n", out);
-	if (o->nfiles) {
-		uint32_t schedulable = 0;
-		for (uint32_t i = 0; i < snap.nnodes; i++)
-			schedulable += snap.nodes[i].ready && !snap.nodes[i].unschedulable;
-		fputs("cluster:", out);
-		for (uint32_t i = 0; i < o->nfiles; i++)
-			fprintf(out, " %s", o->files[i]);
-		fprintf(out, ": valid; %u node%s (%u schedulable), allocatable %s\n", snap.nnodes,
-			snap.nnodes == 1 ? "" : "s", schedulable, fmt_res(&rp, &snap.total_allocatable));
-		if (o->queue_conf) {
-			kb_res g = {{0}};
-			for (uint32_t i = 0; i < qc.nqueues; i++)
-				kb_res_add(&g, &qc.queues[i].guarantee);
-			fprintf(out, "guarantees: %s in all, within the cluster's allocatable\n", fmt_res(&rp, &g));
-		}
+	if (!o->nfiles)
+		return;
+	uint32_t schedulable = 0;
+	for (uint32_t i = 0; i < snap->nnodes; i++)
+		schedulable += snap->nodes[i].ready && !snap->nodes[i].unschedulable;
+	fputs("cluster:", out);
+	for (uint32_t i = 0; i < o->nfiles; i++)
+		fprintf(out, " %s", o->files[i]);
+	fprintf(out, ": valid; %u node%s (%u schedulable), allocatable %s\n", snap->nnodes,
+		snap->nnodes == 1 ? "" : "s", schedulable,
+		fmt_res(&ck->rp, &snap->total_allocatable));
+	if (o->queue_conf) {
+		kb_res g = {{0}};
+		for (uint32_t i = 0; i < ck->qc.nqueues; i++)
+			kb_res_add(&g, &ck->qc.queues[i].guarantee);
+		fprintf(out, "guarantees: %s in all, within the cluster's allocatable\n",
+			fmt_res(&ck->rp, &g));
 	}
+}
+
+/* One warning line, under a "warnings:" heading before the first. */
+static void print_warning(FILE *out, bool *first, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void print_warning(FILE *out, bool *first, const char *fmt, ...)
+{
+	fputs(*first ? "\nwarnings:\n  " : "  ", out);
+	va_list ap;
+	va_start(ap, fmt);
+	vfprintf(out, fmt, ap);
+	va_end(ap);
+	fputc('\n', out);
+	*first = false;
+}
+
+/* Warnings: worth knowing, not wrong. */
+static void print_warnings(check *ck, FILE *out)
+{
+	bool first = true;
+	if (!has_plugin(&ck->conf, "proportion"))
+		print_warning(out, &first,
+			      "the scheduler configuration has no proportion plugin: weights, "
+			      "capabilities and guarantees are not enforced");
+	for (uint32_t i = 0; i < ck->snap.njobs; i++)
+		if (ck->snap.jobs[i].queue < 0 && ck->snap.jobs[i].invalid)
+			print_warning(out, &first, "PodGroup \"%s\": %s", ck->snap.jobs[i].key,
+				      ck->snap.jobs[i].invalid);
+}
+
+int kb_check_config(const kb_check_config_options *o, FILE *out, kb_err *err)
+{
+	check ck;
+	check_init(&ck, o);
+	int r = load_inputs(&ck, err);
+	if (r < 0)
+		goto out;
+	if ((r = prepare_report(&ck)) < 0) {
+		r = kb_err_set(err, -ENOMEM, "out of memory");
+		goto out;
+	}
+
+	/* Everything is valid: the report. */
+	print_inputs(&ck, out);
 	fputc('\n', out);
 	if (o->nfiles)
-		fputs("Queues (DESERVED: the share of each queue when every queue asks for the whole "
-		      "cluster):\n",
+		fputs("Queues (DESERVED: the share of each queue when every queue asks for the "
+		      "whole cluster):\n",
 		      out);
 	else
-		fputs("Queues (no deserved shares: they need a cluster, give one with -f CLUSTER.yaml):\n", out);
-	print_table(&rp, out);
-
-	/* Warnings: worth knowing, not wrong. */
-	bool first = true;
-#define WARN(...)                                                                                  \
-	do {                                                                                       \
-		fputs(first ? "\nwarnings:\n  " : "  ", out);                                      \
-		fprintf(out, __VA_ARGS__);                                                         \
-		fputc('\n', out);                                                                  \
-		first = false;                                                                     \
-	} while (0)
-	if (!has_plugin(&conf, "proportion"))
-		WARN("the scheduler configuration has no proportion plugin: weights, capabilities and "
-		     "guarantees are not enforced");
-	for (uint32_t i = 0; i < snap.njobs; i++)
-		if (snap.jobs[i].queue < 0 && snap.jobs[i].invalid)
-			WARN("PodGroup \"%s\": %s", snap.jobs[i].key, snap.jobs[i].invalid);
-#undef WARN
+		fputs("Queues (no deserved shares: they need a cluster, give one with -f "
+		      "CLUSTER.yaml):\n",
+		      out);
+	print_table(&ck.rp, out);
+	print_warnings(&ck, out);
 	fputs("\nvalid\n", out);
-	r = 0;
-	goto out;
-oom:
-	r = kb_err_set(err, -ENOMEM, "out of memory");
 out:
-	for (size_t i = 0; i < later.n; i++)
-		kb_object_free(later.v[i]);
-	KB_VEC_RELEASE(&later);
-	kb_snapshot_release(&snap);
-	kb_cluster_release(&cluster);
-	kb_queue_conf_release(&qc);
-	kb_conf_release(&conf);
-	kb_arena_release(&rp.arena);
+	check_release(&ck);
 	return r;
 }

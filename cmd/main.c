@@ -53,22 +53,85 @@ static void usage(FILE *out)
 	      out);
 }
 
+/* The -f FILE arguments, in order. */
+typedef KB_VEC(const char *) file_vec;
+
+enum { SIM_SCHED_CONF = 256, SIM_QUEUE_CONF, SIM_OUTPUT, SIM_PERIOD, SIM_NAME, SIM_QUEUE, SIM_MAX };
+
+/* Applies one simulate option (getopt_long's c and optarg) to o. Returns -1
+ * to go on, else the exit status (0 after --help, 2 on a usage error). */
+static int simulate_flag(int c, kb_sim_options *o, file_vec *files)
+{
+	switch (c) {
+	case 'f':
+		if (KB_VEC_PUSH(files, optarg) < 0) {
+			fputs("kube-batchd: out of memory\n", stderr);
+			return 2;
+		}
+		return -1;
+	case SIM_SCHED_CONF:
+		o->scheduler_conf = optarg;
+		return -1;
+	case SIM_QUEUE_CONF:
+		o->queue_conf = optarg;
+		return -1;
+	case 'o':
+	case SIM_OUTPUT:
+		if (strcmp(optarg, "json") == 0) {
+			o->output = KB_SIM_JSON;
+		} else if (strcmp(optarg, "table") == 0) {
+			o->output = KB_SIM_TABLE;
+		} else {
+			fprintf(stderr,
+				"kube-batchd: --output: expected json or table, got \"%s\"\n",
+				optarg);
+			return 2;
+		}
+		return -1;
+	case SIM_PERIOD:
+	case SIM_MAX: {
+		int64_t ms;
+		if (kb_duration_parse_ms(optarg, &ms) < 0 || (c == SIM_PERIOD && ms <= 0)) {
+			fprintf(stderr, "kube-batchd: --%s: bad duration \"%s\"\n",
+				c == SIM_PERIOD ? "schedule-period" : "max-time", optarg);
+			return 2;
+		}
+		if (c == SIM_PERIOD)
+			o->period_ms = ms;
+		else
+			o->max_time_ms = ms;
+		return -1;
+	}
+	case SIM_NAME:
+		o->scheduler_name = optarg;
+		return -1;
+	case SIM_QUEUE:
+		o->default_queue = optarg;
+		return -1;
+	case 'h':
+		usage(stdout);
+		return 0;
+	default:
+		usage(stderr);
+		return 2;
+	}
+}
+
 static int cmd_simulate(int argc, char **argv)
 {
-	enum { OPT_SCHED_CONF = 256, OPT_QUEUE_CONF, OPT_OUTPUT, OPT_PERIOD, OPT_NAME, OPT_QUEUE, OPT_MAX };
 	static const struct option opts[] = {
 		{"file", required_argument, NULL, 'f'},
-		{"scheduler-conf", required_argument, NULL, OPT_SCHED_CONF},
-		{"queue-conf", required_argument, NULL, OPT_QUEUE_CONF},
-		{"output", required_argument, NULL, OPT_OUTPUT},
-		{"schedule-period", required_argument, NULL, OPT_PERIOD},
-		{"scheduler-name", required_argument, NULL, OPT_NAME},
-		{"default-queue", required_argument, NULL, OPT_QUEUE},
-		{"max-time", required_argument, NULL, OPT_MAX},
+		{"scheduler-conf", required_argument, NULL, SIM_SCHED_CONF},
+		{"queue-conf", required_argument, NULL, SIM_QUEUE_CONF},
+		{"output", required_argument, NULL, SIM_OUTPUT},
+		{"schedule-period", required_argument, NULL, SIM_PERIOD},
+		{"scheduler-name", required_argument, NULL, SIM_NAME},
+		{"default-queue", required_argument, NULL, SIM_QUEUE},
+		{"max-time", required_argument, NULL, SIM_MAX},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	KB_VEC(const char *) files = {0};
+	file_vec files = {0};
 	kb_sim_options o = {
 		.output = KB_SIM_JSON,
 		.period_ms = KB_DEFAULT_PERIOD_MS,
@@ -76,62 +139,13 @@ static int cmd_simulate(int argc, char **argv)
 		.default_queue = KB_DEFAULT_QUEUE,
 		.registry = &kb_builtin_registry,
 	};
-	int c, status = 2;
+	int c, status = -1;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "f:o:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'f':
-			if (KB_VEC_PUSH(&files, optarg) < 0) {
-				fputs("kube-batchd: out of memory\n", stderr);
-				goto out;
-			}
-			break;
-		case OPT_SCHED_CONF:
-			o.scheduler_conf = optarg;
-			break;
-		case OPT_QUEUE_CONF:
-			o.queue_conf = optarg;
-			break;
-		case 'o':
-		case OPT_OUTPUT:
-			if (strcmp(optarg, "json") == 0) {
-				o.output = KB_SIM_JSON;
-			} else if (strcmp(optarg, "table") == 0) {
-				o.output = KB_SIM_TABLE;
-			} else {
-				fprintf(stderr, "kube-batchd: --output: expected json or table, got \"%s\"\n", optarg);
-				goto out;
-			}
-			break;
-		case OPT_PERIOD:
-		case OPT_MAX: {
-			int64_t ms;
-			if (kb_duration_parse_ms(optarg, &ms) < 0 || (c == OPT_PERIOD && ms <= 0)) {
-				fprintf(stderr, "kube-batchd: --%s: bad duration \"%s\"\n",
-					c == OPT_PERIOD ? "schedule-period" : "max-time", optarg);
-				goto out;
-			}
-			if (c == OPT_PERIOD)
-				o.period_ms = ms;
-			else
-				o.max_time_ms = ms;
-			break;
-		}
-		case OPT_NAME:
-			o.scheduler_name = optarg;
-			break;
-		case OPT_QUEUE:
-			o.default_queue = optarg;
-			break;
-		case 'h':
-			usage(stdout);
-			status = 0;
-			goto out;
-		default:
-			usage(stderr);
-			goto out;
-		}
-	}
+	while (status < 0 && (c = getopt_long(argc, argv, "f:o:h", opts, NULL)) != -1)
+		status = simulate_flag(c, &o, &files);
+	if (status >= 0)
+		goto out;
+	status = 2;
 	if (optind < argc) {
 		fprintf(stderr, "kube-batchd: unexpected argument \"%s\"\n", argv[optind]);
 		usage(stderr);
@@ -245,28 +259,143 @@ out:
 	return status;
 }
 
+enum {
+	DMN_KUBECONFIG = 256, DMN_MASTER, DMN_NAME, DMN_SCHED_CONF, DMN_QUEUE_CONF, DMN_PERIOD,
+	DMN_QUEUE, DMN_QPS, DMN_BURST, DMN_LISTEN, DMN_V, DMN_LEADER, DMN_DELAY,
+};
+
+/* --leader-elect[=true|false]. 0, or 2 on a usage error. */
+static int leader_flag(const char *arg, kb_daemon_options *o)
+{
+	if (!arg || strcmp(arg, "true") == 0) {
+		o->leader_elect = true;
+	} else if (strcmp(arg, "false") == 0) {
+		o->leader_elect = false;
+	} else {
+		fprintf(stderr, "kube-batchd: --leader-elect: expected true or false, got \"%s\"\n",
+			arg);
+		return 2;
+	}
+	return 0;
+}
+
+/* The daemon's flags that take a number or a duration. 0, or 2 on a usage
+ * error (said on stderr). */
+static int daemon_number_flag(int c, const char *arg, kb_daemon_options *o, int *verbosity)
+{
+	char *end = NULL;
+	switch (c) {
+	case DMN_PERIOD:
+		if (kb_duration_parse_ms(arg, &o->period_ms) < 0 || o->period_ms <= 0) {
+			fprintf(stderr, "kube-batchd: --schedule-period: bad duration \"%s\"\n",
+				arg);
+			return 2;
+		}
+		return 0;
+	case DMN_DELAY:
+		if (kb_duration_parse_ms(arg, &o->delay_ms) < 0 || o->delay_ms < 0) {
+			fprintf(stderr, "kube-batchd: --schedule-delay: bad duration \"%s\"\n",
+				arg);
+			return 2;
+		}
+		return 0;
+	case DMN_QPS:
+		o->qps = strtod(arg, &end);
+		if (!end || *end || !(o->qps > 0)) {
+			fprintf(stderr,
+				"kube-batchd: --kube-api-qps: expected a number > 0, got \"%s\"\n",
+				arg);
+			return 2;
+		}
+		return 0;
+	case DMN_BURST: {
+		long b = strtol(arg, &end, 10);
+		if (!end || *end || b < 1 || b > 1000000) {
+			fprintf(stderr,
+				"kube-batchd: --kube-api-burst: expected an integer >= 1, "
+				"got \"%s\"\n",
+				arg);
+			return 2;
+		}
+		o->burst = (int)b;
+		return 0;
+	}
+	default: { /* -v N, --v N, -v=N */
+		const char *a = arg[0] == '=' ? arg + 1 : arg;
+		long v = strtol(a, &end, 10);
+		if (!a[0] || !end || *end || v < 0 || v > 10) {
+			fprintf(stderr, "kube-batchd: -v: expected a level 0..10, got \"%s\"\n",
+				arg);
+			return 2;
+		}
+		*verbosity = (int)v;
+		return 0;
+	}
+	}
+}
+
+/* Applies one cluster-mode option (getopt_long's c and optarg) to o. Returns
+ * -1 to go on, else the exit status (0 after --help, 2 on a usage error). */
+static int daemon_flag(int c, kb_daemon_options *o, int *verbosity)
+{
+	switch (c) {
+	case DMN_KUBECONFIG:
+		o->kubeconfig = optarg;
+		return -1;
+	case DMN_MASTER:
+		o->master = optarg;
+		return -1;
+	case DMN_NAME:
+		o->scheduler_name = optarg;
+		return -1;
+	case DMN_SCHED_CONF:
+		o->scheduler_conf = optarg;
+		return -1;
+	case DMN_QUEUE_CONF:
+		o->queue_conf = optarg;
+		return -1;
+	case DMN_QUEUE:
+		o->default_queue = optarg;
+		return -1;
+	case DMN_LISTEN:
+		o->listen_address = optarg;
+		return -1;
+	case DMN_LEADER:
+		return leader_flag(optarg, o) ? 2 : -1;
+	case DMN_PERIOD:
+	case DMN_DELAY:
+	case DMN_QPS:
+	case DMN_BURST:
+	case DMN_V:
+	case 'v':
+		return daemon_number_flag(c, optarg, o, verbosity) ? 2 : -1;
+	case 'h':
+		usage(stdout);
+		return 0;
+	default:
+		usage(stderr);
+		return 2;
+	}
+}
+
 /* Cluster mode: kube-batch's and kube-scheduler's flag names. Exit 0 after
  * SIGTERM/SIGINT, 1 when start-up fails, 2 on a usage error. */
 static int cmd_daemon(int argc, char **argv)
 {
-	enum {
-		OPT_KUBECONFIG = 256, OPT_MASTER, OPT_NAME, OPT_SCHED_CONF, OPT_QUEUE_CONF, OPT_PERIOD,
-		OPT_QUEUE, OPT_QPS, OPT_BURST, OPT_LISTEN, OPT_V, OPT_LEADER, OPT_DELAY,
-	};
 	static const struct option opts[] = {
-		{"kubeconfig", required_argument, NULL, OPT_KUBECONFIG},
-		{"master", required_argument, NULL, OPT_MASTER},
-		{"scheduler-name", required_argument, NULL, OPT_NAME},
-		{"scheduler-conf", required_argument, NULL, OPT_SCHED_CONF},
-		{"queue-conf", required_argument, NULL, OPT_QUEUE_CONF},
-		{"schedule-period", required_argument, NULL, OPT_PERIOD},
-		{"default-queue", required_argument, NULL, OPT_QUEUE},
-		{"schedule-delay", required_argument, NULL, OPT_DELAY},
-		{"kube-api-qps", required_argument, NULL, OPT_QPS},
-		{"kube-api-burst", required_argument, NULL, OPT_BURST},
-		{"listen-address", required_argument, NULL, OPT_LISTEN},
-		{"v", required_argument, NULL, OPT_V},
-		{"leader-elect", optional_argument, NULL, OPT_LEADER},
+		{"kubeconfig", required_argument, NULL, DMN_KUBECONFIG},
+		{"master", required_argument, NULL, DMN_MASTER},
+		{"scheduler-name", required_argument, NULL, DMN_NAME},
+		{"scheduler-conf", required_argument, NULL, DMN_SCHED_CONF},
+		{"queue-conf", required_argument, NULL, DMN_QUEUE_CONF},
+		{"schedule-period", required_argument, NULL, DMN_PERIOD},
+		{"default-queue", required_argument, NULL, DMN_QUEUE},
+		{"schedule-delay", required_argument, NULL, DMN_DELAY},
+		{"kube-api-qps", required_argument, NULL, DMN_QPS},
+		{"kube-api-burst", required_argument, NULL, DMN_BURST},
+		{"listen-address", required_argument, NULL, DMN_LISTEN},
+		{"v", required_argument, NULL, DMN_V},
+		{"leader-elect", optional_argument, NULL, DMN_LEADER},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -283,88 +412,9 @@ static int cmd_daemon(int argc, char **argv)
 	int verbosity = 0, c;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "v:h", opts, NULL)) != -1) {
-		char *end = NULL;
-		switch (c) {
-		case OPT_KUBECONFIG:
-			o.kubeconfig = optarg;
-			break;
-		case OPT_MASTER:
-			o.master = optarg;
-			break;
-		case OPT_NAME:
-			o.scheduler_name = optarg;
-			break;
-		case OPT_SCHED_CONF:
-			o.scheduler_conf = optarg;
-			break;
-		case OPT_QUEUE_CONF:
-			o.queue_conf = optarg;
-			break;
-		case OPT_QUEUE:
-			o.default_queue = optarg;
-			break;
-		case OPT_LISTEN:
-			o.listen_address = optarg;
-			break;
-		case OPT_LEADER:
-			if (!optarg || strcmp(optarg, "true") == 0) {
-				o.leader_elect = true;
-			} else if (strcmp(optarg, "false") == 0) {
-				o.leader_elect = false;
-			} else {
-				fprintf(stderr, "kube-batchd: --leader-elect: expected true or false, got \"%s\"\n",
-					optarg);
-				return 2;
-			}
-			break;
-		case OPT_PERIOD:
-			if (kb_duration_parse_ms(optarg, &o.period_ms) < 0 || o.period_ms <= 0) {
-				fprintf(stderr, "kube-batchd: --schedule-period: bad duration \"%s\"\n", optarg);
-				return 2;
-			}
-			break;
-		case OPT_DELAY:
-			if (kb_duration_parse_ms(optarg, &o.delay_ms) < 0 || o.delay_ms < 0) {
-				fprintf(stderr, "kube-batchd: --schedule-delay: bad duration \"%s\"\n", optarg);
-				return 2;
-			}
-			break;
-		case OPT_QPS:
-			o.qps = strtod(optarg, &end);
-			if (!end || *end || !(o.qps > 0)) {
-				fprintf(stderr, "kube-batchd: --kube-api-qps: expected a number > 0, got \"%s\"\n",
-					optarg);
-				return 2;
-			}
-			break;
-		case OPT_BURST: {
-			long b = strtol(optarg, &end, 10);
-			if (!end || *end || b < 1 || b > 1000000) {
-				fprintf(stderr, "kube-batchd: --kube-api-burst: expected an integer >= 1, got \"%s\"\n",
-					optarg);
-				return 2;
-			}
-			o.burst = (int)b;
-			break;
-		}
-		case 'v':
-		case OPT_V: {
-			const char *a = optarg[0] == '=' ? optarg + 1 : optarg; /* -v=3 */
-			long v = strtol(a, &end, 10);
-			if (!a[0] || !end || *end || v < 0 || v > 10) {
-				fprintf(stderr, "kube-batchd: -v: expected a level 0..10, got \"%s\"\n", optarg);
-				return 2;
-			}
-			verbosity = (int)v;
-			break;
-		}
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			usage(stderr);
-			return 2;
-		}
+		int status = daemon_flag(c, &o, &verbosity);
+		if (status >= 0)
+			return status;
 	}
 	if (optind < argc) {
 		fprintf(stderr, "kube-batchd: unexpected argument \"%s\"\n", argv[optind]);

@@ -10,15 +10,17 @@
  * The queue file is stat'ed every period and reloaded when its mtime or size
  * changes; a bad file is logged and the queues in force stay.
  *
- * A tiny HTTP server on --listen-address answers GET /healthz ("ok" once
- * the cache has synced, 503 before) and GET /metrics (Prometheus text).
+ * A tiny HTTP server on --listen-address (daemon/endpoint.h) answers GET
+ * /healthz ("ok" once the cache has synced, 503 before) and GET /metrics
+ * (Prometheus text, daemon/metrics.h).
  * SIGTERM and SIGINT stop the loop; everything is cancelled and freed and
  * kb_daemon_run returns 0.
  *
  * With --leader-elect, sessions run only while this instance holds the
  * coordination.k8s.io/v1 Lease kube-system/<scheduler name> (lease 15 s,
- * renew deadline 10 s, retry 2 s, as client-go); losing it stops the daemon
- * with -ENOLCK so that its Deployment restarts it.
+ * renew deadline 10 s, retry 2 s, as client-go: daemon/leader.h); losing it
+ * stops the daemon with -ENOLCK so that its Deployment restarts it. On
+ * SIGTERM a leader gives the lease up before it stops.
  */
 #ifndef KB_SCHEDULER_DAEMON_H
 #define KB_SCHEDULER_DAEMON_H

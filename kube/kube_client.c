@@ -42,6 +42,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "kube/line_framer.h"
+#include "kube/token_bucket.h"
+
 #define BODY_MAX ((size_t)256 << 20)
 #define LINE_MAX_LEN ((size_t)64 << 20)
 #define TOKEN_FILE_MAX (64 << 10)
@@ -64,36 +67,28 @@
  * is being replaced (or the server's stream limit is lower than ours). */
 #define MAX_HOST_CONNECTIONS 4L
 
-/* ---- growable byte buffer and line splitting ----------------------------- */
+/* ---- growable byte buffer (bodies) --------------------------------------- */
 
 typedef struct kb_buf {
 	char *data;
 	size_t len, cap;
-	size_t start; /* lines: first byte not yet delivered */
-	size_t scan;  /* lines: bytes before this hold no newline (from start) */
 } kb_buf;
 
+/* Appends n bytes, keeping the buffer NUL-terminated. 0, -ENOMEM, or -E2BIG
+ * when it would hold more than limit. */
 static int buf_append(kb_buf *b, const char *p, size_t n, size_t limit)
 {
-	if (b->len - b->start + n > limit)
+	if (b->len + n > limit)
 		return -E2BIG;
 	if (b->len + n + 1 > b->cap) {
-		if (b->start > 0) { /* drop what was delivered before growing */
-			memmove(b->data, b->data + b->start, b->len - b->start);
-			b->len -= b->start;
-			b->scan -= b->start;
-			b->start = 0;
-		}
 		size_t cap = b->cap ? b->cap : 4096;
 		while (cap < b->len + n + 1)
 			cap *= 2;
-		if (cap != b->cap) {
-			char *d = realloc(b->data, cap);
-			if (!d)
-				return -ENOMEM;
-			b->data = d;
-			b->cap = cap;
-		}
+		char *d = realloc(b->data, cap);
+		if (!d)
+			return -ENOMEM;
+		b->data = d;
+		b->cap = cap;
 	}
 	memcpy(b->data + b->len, p, n);
 	b->len += n;
@@ -105,74 +100,6 @@ static void buf_release(kb_buf *b)
 {
 	free(b->data);
 	memset(b, 0, sizeof(*b));
-}
-
-/* The next complete line (without "\n" or "\r\n", NUL-terminated in place)
- * or false when only a partial line is left. Empty lines are skipped. Cost:
- * every byte is scanned once over all calls. */
-static bool buf_next_line(kb_buf *b, char **ret_line, size_t *ret_len)
-{
-	for (;;) {
-		if (b->scan < b->start)
-			b->scan = b->start;
-		char *nl = b->scan < b->len ? memchr(b->data + b->scan, '\n', b->len - b->scan) : NULL;
-		if (!nl) {
-			b->scan = b->len;
-			return false;
-		}
-		char *line = b->data + b->start;
-		size_t n = (size_t)(nl - line);
-		b->start = b->scan = (size_t)(nl - b->data) + 1;
-		if (n > 0 && line[n - 1] == '\r')
-			n--;
-		if (n == 0)
-			continue;
-		line[n] = '\0';
-		*ret_line = line;
-		*ret_len = n;
-		return true;
-	}
-}
-
-/* Whether the bytes not yet delivered, all without a newline, are longer
- * than a line may be. */
-static bool buf_line_too_long(const kb_buf *b, size_t limit)
-{
-	return b->len - b->start > limit;
-}
-
-/* ---- token bucket ------------------------------------------------------- */
-
-typedef struct kb_bucket {
-	double qps, burst;
-	double tokens;
-	double last; /* time of the last refill, seconds */
-} kb_bucket;
-
-static void bucket_init(kb_bucket *b, double qps, int burst, double now)
-{
-	b->qps = qps;
-	b->burst = burst < 1 ? 1 : burst;
-	b->tokens = b->burst;
-	b->last = now;
-}
-
-/* Takes a token if there is one at time now: returns 0. Otherwise returns
- * the seconds until there will be one (> 0) and takes nothing. */
-static double bucket_take(kb_bucket *b, double now)
-{
-	if (now > b->last) {
-		b->tokens += (now - b->last) * b->qps;
-		if (b->tokens > b->burst)
-			b->tokens = b->burst;
-		b->last = now;
-	}
-	if (b->tokens >= 1.0 - 1e-9) { /* a timer set for the exact wait is on time */
-		b->tokens = b->tokens > 1.0 ? b->tokens - 1.0 : 0.0;
-		return 0;
-	}
-	double wait = (1.0 - b->tokens) / b->qps;
-	return wait > 1e-6 ? wait : 1e-6;
 }
 
 /* ---- requests ------------------------------------------------------------- */
@@ -197,7 +124,8 @@ struct kb_req {
 	CURL *easy;
 	struct curl_slist *headers;
 	long http_status; /* streams: known once data arrives */
-	kb_buf resp;      /* body, or a stream's undelivered bytes */
+	kb_buf resp;      /* the body (a stream's, when it is not 2xx) */
+	kb_line_framer lines; /* a 2xx stream's bytes not delivered yet */
 	char errbuf[CURL_ERROR_SIZE];
 };
 
@@ -261,7 +189,7 @@ struct kb_kube_client {
 	ev_timer curl_timer;
 	ev_timer rate_timer;
 	kb_kube_client_options opt;
-	kb_bucket bucket;
+	kb_token_bucket bucket;
 	/* the configuration, copied */
 	char *server;
 	char *ca_file, *cert_file, *key_file;
@@ -298,6 +226,7 @@ static kb_req *req_free(kb_req *r)
 	free(r->body);
 	free(r->content_type);
 	buf_release(&r->resp);
+	kb_line_framer_release(&r->lines);
 	free(r);
 	return NULL;
 }
@@ -364,7 +293,7 @@ static const char *current_token(kb_kube_client *c)
 	char *tok = malloc(TOKEN_FILE_MAX + 1);
 	size_t n = tok ? fread(tok, 1, TOKEN_FILE_MAX + 1, f) : 0;
 	bool err = ferror(f) != 0;
-	fclose(f);
+	(void)fclose(f); /* opened for reading: what was read is all that counts */
 	if (!tok || err || n > TOKEN_FILE_MAX) {
 		free(tok);
 		return c->file_token ? c->file_token : c->token;
@@ -400,14 +329,8 @@ static size_t write_cb(char *ptr, size_t size, size_t nmemb, void *userdata)
 		r->http_status = code ? code : 200;
 	}
 	bool lines = r->stream && r->http_status / 100 == 2;
-	int e = buf_append(&r->resp, ptr, n, BODY_MAX);
-	if (e == 0 && lines) {
-		/* Only the tail after the last newline can be too long. */
-		const char *nl = memrchr(ptr, '\n', n);
-		size_t tail = nl ? (size_t)(ptr + n - nl - 1) : 0;
-		if (nl ? tail > LINE_MAX_LEN : buf_line_too_long(&r->resp, LINE_MAX_LEN))
-			e = -E2BIG;
-	}
+	int e = lines ? kb_line_framer_feed(&r->lines, ptr, n) :
+			buf_append(&r->resp, ptr, n, BODY_MAX);
 	if (e == -E2BIG)
 		r->e2big = true;
 	else if (e == -ENOMEM)
@@ -568,7 +491,7 @@ static void deliver_lines(kb_kube_client *c)
 			continue;
 		char *line;
 		size_t len;
-		while (!r->cancelled && !c->freeing && buf_next_line(&r->resp, &line, &len))
+		while (!r->cancelled && !c->freeing && kb_line_framer_next(&r->lines, &line, &len))
 			r->on_line(r->ctx, line, len);
 	}
 }
@@ -614,7 +537,7 @@ static bool retry_later(kb_kube_client *c, kb_req *r, long http)
 	req_detach(c, r);
 	curl_slist_free_all(r->headers); /* setup_easy makes them again */
 	r->headers = NULL;
-	r->resp.len = r->resp.start = r->resp.scan = 0;
+	r->resp.len = 0;
 	r->retries++;
 	r->is_active = false;
 	c->retried++;
@@ -648,18 +571,20 @@ static void finish(kb_kube_client *c, kb_req *r, CURLcode code)
 	kick(c); /* a place in flight is free */
 
 	if (r->e2big || r->enomem || code != CURLE_OK) {
+		/* An error text for done: a long URL cuts it, which is fine. */
 		if (r->e2big) {
 			status = -E2BIG;
-			snprintf(msg, sizeof(msg), "%s %s: %s", r->method, r->url,
-				 r->stream && http / 100 == 2 ? "a streamed line is longer than 64 MiB" :
-								"the response is larger than 256 MiB");
+			(void)snprintf(msg, sizeof(msg), "%s %s: %s", r->method, r->url,
+				       r->stream && http / 100 == 2 ?
+					       "a streamed line is longer than 64 MiB" :
+					       "the response is larger than 256 MiB");
 		} else if (r->enomem) {
 			status = -ENOMEM;
-			snprintf(msg, sizeof(msg), "%s %s: out of memory", r->method, r->url);
+			(void)snprintf(msg, sizeof(msg), "%s %s: out of memory", r->method, r->url);
 		} else {
 			status = curl_errno(code);
-			snprintf(msg, sizeof(msg), "%s %s: %s", r->method, r->url,
-				 r->errbuf[0] ? r->errbuf : curl_easy_strerror(code));
+			(void)snprintf(msg, sizeof(msg), "%s %s: %s", r->method, r->url,
+				       r->errbuf[0] ? r->errbuf : curl_easy_strerror(code));
 		}
 		body = msg;
 		len = strlen(msg);
@@ -668,10 +593,9 @@ static void finish(kb_kube_client *c, kb_req *r, CURLcode code)
 		body = "";
 		if (r->stream && http / 100 == 2) {
 			/* A last line the server did not end with a newline. */
-			if (r->resp.len > r->resp.start) {
-				char *line = r->resp.data + r->resp.start;
-				size_t n = r->resp.len - r->resp.start;
-				r->resp.start = r->resp.len;
+			char *line;
+			size_t n;
+			if (kb_line_framer_rest(&r->lines, &line, &n)) {
 				r->on_line(r->ctx, line, n);
 				if (r->cancelled || c->freeing)
 					return;
@@ -711,69 +635,47 @@ static void after_action(kb_kube_client *c)
 
 /* ---- starting requests ------------------------------------------------------- */
 
-static int setup_easy(kb_kube_client *c, kb_req *r)
+/* The request's headers: Accept, Content-Type when it has a body, and the
+ * bearer token when there is one. 0 with *ret (the caller frees it), or
+ * -ENOMEM. */
+static int make_headers(kb_kube_client *c, const kb_req *r, struct curl_slist **ret)
 {
-	CURL *e = curl_easy_init();
-	if (!e)
+	struct curl_slist *h = curl_slist_append(NULL, "Accept: application/json"), *t;
+	if (!h)
 		return -ENOMEM;
-	r->easy = e;
-	struct curl_slist *h = NULL, *t;
-#define ADD_HEADER(s)                                                                              \
-	do {                                                                                       \
-		if (!(t = curl_slist_append(h, (s))))                                              \
-			goto nomem;                                                                \
-		h = t;                                                                             \
-	} while (0)
-	ADD_HEADER("Accept: application/json");
+	char *line = NULL;
 	if (r->body) {
-		char ct[256];
-		snprintf(ct, sizeof(ct), "Content-Type: %s",
-			 r->content_type ? r->content_type : "application/json");
-		ADD_HEADER(ct);
-	}
-	const char *tok = current_token(c);
-	if (tok) {
-		char *auth;
-		if (asprintf(&auth, "Authorization: Bearer %s", tok) < 0)
+		if (asprintf(&line, "Content-Type: %s",
+			     r->content_type ? r->content_type : "application/json") < 0)
 			goto nomem;
-		t = curl_slist_append(h, auth);
-		explicit_bzero(auth, strlen(auth));
-		free(auth);
+		t = curl_slist_append(h, line);
+		free(line);
 		if (!t)
 			goto nomem;
 		h = t;
 	}
-#undef ADD_HEADER
-	r->headers = h;
-
-	curl_easy_setopt(e, CURLOPT_URL, r->url);
-	curl_easy_setopt(e, CURLOPT_PRIVATE, r);
-	curl_easy_setopt(e, CURLOPT_ERRORBUFFER, r->errbuf);
-	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(e, CURLOPT_HTTPHEADER, h);
-	curl_easy_setopt(e, CURLOPT_USERAGENT, USER_AGENT);
-	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, write_cb);
-	curl_easy_setopt(e, CURLOPT_WRITEDATA, r);
-	curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
-	curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L);
-	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, CONNECT_TIMEOUT_MS);
-	if (r->stream) {
-		curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, STREAM_LOW_SPEED_BYTES);
-		curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, STREAM_LOW_SPEED_SECONDS);
-		curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
-	} else {
-		curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, c->opt.timeout_ms);
-		curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "gzip");
+	const char *tok = current_token(c);
+	if (tok) {
+		if (asprintf(&line, "Authorization: Bearer %s", tok) < 0)
+			goto nomem;
+		t = curl_slist_append(h, line);
+		explicit_bzero(line, strlen(line));
+		free(line);
+		if (!t)
+			goto nomem;
+		h = t;
 	}
-	if (strcmp(r->method, "GET") != 0)
-		curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, r->method);
-	if (r->body) {
-		curl_easy_setopt(e, CURLOPT_POSTFIELDS, r->body);
-		curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(r->body));
-	}
+	*ret = h;
+	return 0;
+nomem:
+	curl_slist_free_all(h);
+	return -ENOMEM;
+}
 
-	/* TLS */
+/* TLS: verification (unless insecure), the CA and the client certificate
+ * and key, from memory (PEM) or files. */
+static void set_tls(const kb_kube_client *c, CURL *e)
+{
 	if (c->insecure) {
 		curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
 		curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
@@ -798,11 +700,53 @@ static int setup_easy(kb_kube_client *c, kb_req *r)
 	} else if (c->key_file) {
 		curl_easy_setopt(e, CURLOPT_SSLKEY, c->key_file);
 	}
-	return 0;
+}
 
-nomem:
-	curl_slist_free_all(h);
-	return -ENOMEM;
+/* Everything but TLS: URL, callbacks, HTTP/2, timeouts (a watch has a
+ * low-speed limit instead of a total timeout), method and body. */
+static void set_transfer(const kb_kube_client *c, kb_req *r, CURL *e)
+{
+	curl_easy_setopt(e, CURLOPT_URL, r->url);
+	curl_easy_setopt(e, CURLOPT_PRIVATE, r);
+	curl_easy_setopt(e, CURLOPT_ERRORBUFFER, r->errbuf);
+	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(e, CURLOPT_HTTPHEADER, r->headers);
+	curl_easy_setopt(e, CURLOPT_USERAGENT, USER_AGENT);
+	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, write_cb);
+	curl_easy_setopt(e, CURLOPT_WRITEDATA, r);
+	curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
+	curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L);
+	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, CONNECT_TIMEOUT_MS);
+	if (r->stream) {
+		curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, STREAM_LOW_SPEED_BYTES);
+		curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, STREAM_LOW_SPEED_SECONDS);
+		curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
+	} else {
+		curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, c->opt.timeout_ms);
+		curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "gzip");
+	}
+	if (strcmp(r->method, "GET") != 0)
+		curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, r->method);
+	if (r->body) {
+		curl_easy_setopt(e, CURLOPT_POSTFIELDS, r->body);
+		curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(r->body));
+	}
+}
+
+/* r's easy handle, ready to add to the multi handle. 0 or -ENOMEM. */
+static int setup_easy(kb_kube_client *c, kb_req *r)
+{
+	CURL *e = curl_easy_init();
+	if (!e)
+		return -ENOMEM;
+	r->easy = e;
+	int rc = make_headers(c, r, &r->headers);
+	if (rc < 0)
+		return rc;
+	set_transfer(c, r, e);
+	set_tls(c, e);
+	return 0;
 }
 
 /* Starts r now. On failure reports it through done (we are on the loop). */
@@ -827,8 +771,15 @@ static void start_req(kb_kube_client *c, kb_req *r)
 		c->inflight--;
 	r->finished = true;
 	char msg[160];
-	snprintf(msg, sizeof(msg), "%s: cannot start the request: out of memory", r->method);
+	/* An error text: cut if a caller's method is longer than a word, which is fine. */
+	(void)snprintf(msg, sizeof(msg), "%s: cannot start the request: out of memory", r->method);
 	r->done(r->ctx, e, msg, strlen(msg));
+}
+
+/* The loop's time in milliseconds, for the token bucket. */
+static int64_t loop_ms(struct ev_loop *loop)
+{
+	return (int64_t)(ev_now(loop) * 1000.0);
 }
 
 static void rate_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
@@ -847,9 +798,9 @@ static void rate_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
 		}
 		if (!r->stream && c->inflight >= c->opt.max_inflight)
 			break; /* finish() kicks again */
-		double wait = bucket_take(&c->bucket, ev_now(loop));
-		if (wait > 0) {
-			ev_timer_set(&c->rate_timer, wait, 0.);
+		int64_t wait_ms = kb_token_bucket_take(&c->bucket, loop_ms(loop));
+		if (wait_ms > 0) {
+			ev_timer_set(&c->rate_timer, (double)wait_ms / 1000.0, 0.);
 			ev_timer_start(loop, &c->rate_timer);
 			break;
 		}
@@ -881,6 +832,7 @@ static int enqueue(kb_kube_client *c, const char *method, const char *path, cons
 	r->done = done;
 	r->on_line = on_line;
 	r->ctx = ctx;
+	kb_line_framer_init(&r->lines, LINE_MAX_LEN);
 	if (!(r->method = strdup(method)) || asprintf(&r->url, "%s%s", c->server, path) < 0) {
 		r->url = NULL;
 		goto nomem;
@@ -932,7 +884,7 @@ kb_kube_client *kb_kube_client_new(struct ev_loop *loop, const kb_kube_config *c
 	c->opt.timeout_ms = opt && opt->timeout_ms > 0 ? opt->timeout_ms : DEFAULT_TIMEOUT_MS;
 	c->opt.max_inflight = opt && opt->max_inflight > 0 ? opt->max_inflight : DEFAULT_MAX_INFLIGHT;
 	c->jitter = 0x9e3779b97f4a7c15ull ^ (uint64_t)(uintptr_t)c;
-	bucket_init(&c->bucket, c->opt.qps, c->opt.burst, ev_now(loop));
+	kb_token_bucket_init(&c->bucket, c->opt.qps, c->opt.burst, loop_ms(loop));
 	c->insecure = cfg->insecure;
 	if (dup_opt(cfg->server, &c->server) < 0 || dup_opt(cfg->ca_file, &c->ca_file) < 0 ||
 	    dup_opt(cfg->ca_data, &c->ca_data) < 0 || dup_opt(cfg->cert_file, &c->cert_file) < 0 ||

@@ -2,11 +2,16 @@
  * configuration, and asynchronous HTTP requests over libcurl's multi
  * interface driven by a libev loop (no thread per request).
  *
- * This is the only module (with reflector.c and writers.c) that includes
- * curl, OpenSSL or jansson. Requests are queued behind a client-side rate
- * limiter (token bucket: qps, burst); TLS verification is on unless the
- * kubeconfig says insecure-skip-tls-verify; HTTP/2 is used where the server
- * offers it; every request has a connect timeout and a total timeout
+ * curl is included by kube_client.c only; jansson by writers.c and
+ * daemon/leader.c (the reflectors parse with base/json_doc.h). TLS itself
+ * is libcurl's: the client never calls OpenSSL for it, and hands curl the
+ * CA, certificate and key as PEM (files, or the kubeconfig's *-data decoded
+ * in memory). OpenSSL is used directly for one thing: kubeconfig.c decodes
+ * the base64 of those *-data fields with EVP_DecodeBlock. Requests are queued behind a
+ * client-side rate limiter (kube/token_bucket.h: qps, burst); watch streams
+ * are cut into lines by kube/line_framer.h; TLS verification is on unless
+ * the kubeconfig says insecure-skip-tls-verify; HTTP/2 is used where the
+ * server offers it; every request has a connect timeout and a total timeout
  * (watches only a low-speed timeout, so a dead stream is noticed).
  *
  * Ownership: the client copies everything it is given. Callbacks run on the

@@ -23,6 +23,8 @@
 #include "kube/kube_client.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <openssl/evp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,35 +39,32 @@
 
 /* ---- base64 -------------------------------------------------------------- */
 
-static int b64_value(unsigned char ch)
-{
-	if (ch >= 'A' && ch <= 'Z')
-		return ch - 'A';
-	if (ch >= 'a' && ch <= 'z')
-		return ch - 'a' + 26;
-	if (ch >= '0' && ch <= '9')
-		return ch - '0' + 52;
-	if (ch == '+' || ch == '-')
-		return 62;
-	if (ch == '/' || ch == '_')
-		return 63;
-	return -1;
-}
-
 /* Decodes standard (or URL-safe) base64, ignoring whitespace; padding is
  * optional. Returns a NUL-terminated malloc'd buffer and its length in
  * *ret_len, or NULL with errno EINVAL (bad character or length) / ENOMEM.
- * (The unit test includes this file to reach it.) */
+ * (The unit test includes this file to reach it.)
+ *
+ * OpenSSL's EVP_DecodeBlock decodes; it takes whole 4-character groups of
+ * the standard alphabet only and decodes a '=' anywhere as zero bits, so
+ * the text is first normalized: whitespace dropped, '-' and '_' mapped to
+ * '+' and '/', padding allowed only at the end (at most two), the last
+ * group padded out. EVP_DecodeBlock counts the bytes the padding stands for
+ * in its result: they are taken off again. Cost: O(len), two allocations. */
 static char *kb_base64_decode(const char *in, size_t len, size_t *ret_len)
 {
-	char *out = malloc(len / 4 * 3 + 4);
-	if (!out) {
+	if (len > INT_MAX - 4) {
+		errno = EINVAL;
+		return NULL;
+	}
+	unsigned char *text = malloc(len + 4); /* + up to 3 '=' and a NUL */
+	unsigned char *out = malloc((len + 3) / 4 * 3 + 1);
+	if (!text || !out) {
+		free(text);
+		free(out);
 		errno = ENOMEM;
 		return NULL;
 	}
-	size_t o = 0;
-	uint32_t acc = 0;
-	int nbits = 0, npad = 0;
+	size_t n = 0, npad = 0;
 	for (size_t i = 0; i < len; i++) {
 		unsigned char ch = (unsigned char)in[i];
 		if (ch == ' ' || ch == '\n' || ch == '\r' || ch == '\t')
@@ -74,24 +73,28 @@ static char *kb_base64_decode(const char *in, size_t len, size_t *ret_len)
 			npad++;
 			continue;
 		}
-		int v = b64_value(ch);
-		if (v < 0 || npad > 0)
-			goto bad; /* a bad character, or data after padding */
-		acc = (acc << 6) | (uint32_t)v;
-		nbits += 6;
-		if (nbits >= 8) {
-			nbits -= 8;
-			out[o++] = (char)((acc >> nbits) & 0xff);
-		}
+		if (npad > 0)
+			goto bad; /* data after padding */
+		text[n++] = ch == '-' ? '+' : ch == '_' ? '/' : ch;
 	}
-	/* Left-over bits: 0 (complete), 2 (one byte in the last group) or 4 (two
-	 * bytes); 6 would be a lone character, which no encoder produces. */
-	if (nbits >= 6 || npad > 2)
+	/* A last group of one character holds no whole byte: no encoder makes it. */
+	if (npad > 2 || n % 4 == 1)
 		goto bad;
-	out[o] = '\0';
-	*ret_len = o;
-	return out;
+	size_t pad = (4 - n % 4) % 4;
+	for (size_t i = 0; i < pad; i++)
+		text[n++] = '=';
+	int k = n ? EVP_DecodeBlock(out, text, (int)n) : 0;
+	if (k < 0 || (size_t)k < pad)
+		goto bad; /* a character outside the alphabet */
+	k -= (int)pad;
+	out[k] = '\0';
+	explicit_bzero(text, n); /* key data */
+	free(text);
+	*ret_len = (size_t)k;
+	return (char *)out;
 bad:
+	explicit_bzero(text, n);
+	free(text);
 	free(out);
 	errno = EINVAL;
 	return NULL;
@@ -111,7 +114,7 @@ __attribute__((format(printf, 4, 5))) static int lfail(loader *l, int code,
 	char what[KB_ERR_MSG_MAX];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(what, sizeof(what), fmt, ap);
+	(void)vsnprintf(what, sizeof(what), fmt, ap); /* an error text: a long one is cut */
 	va_end(ap);
 	if (at)
 		return kb_err_set(l->err, code, "%s:%d:%d: %s", l->path, at->line, at->col, what);
@@ -239,8 +242,8 @@ static int load_cluster(loader *l, const kb_yaml_node *root, const char *name, k
 	int r = find_named(l, root, "clusters", "cluster", name, &cl);
 	if (r < 0)
 		return r;
-	char what[160];
-	snprintf(what, sizeof(what), "cluster \"%s\"", name);
+	char what[160]; /* names the entry in error texts only: a long name is cut */
+	(void)snprintf(what, sizeof(what), "cluster \"%s\"", name);
 
 	const char *server, *ca;
 	if ((r = get_str(l, cl, what, "server", &server)) < 0 ||
@@ -264,8 +267,8 @@ static int load_user(loader *l, const kb_yaml_node *root, const char *name, kb_k
 	int r = find_named(l, root, "users", "user", name, &u);
 	if (r < 0 || !u)
 		return r;
-	char what[160];
-	snprintf(what, sizeof(what), "user \"%s\"", name);
+	char what[160]; /* names the entry in error texts only: a long name is cut */
+	(void)snprintf(what, sizeof(what), "user \"%s\"", name);
 
 	const char *cert, *key, *token, *token_file;
 	if ((r = get_str(l, u, what, "client-certificate", &cert)) < 0 ||
@@ -365,8 +368,8 @@ int kb_kube_config_load(const char *path, const char *master, kb_kube_config *re
 	if ((r = find_named(&l, root, "contexts", "context", ctx_name, &ctx)) < 0)
 		goto out_file;
 	const char *cluster = NULL, *user = NULL;
-	char what[160];
-	snprintf(what, sizeof(what), "context \"%s\"", ctx_name);
+	char what[160]; /* names the entry in error texts only: a long name is cut */
+	(void)snprintf(what, sizeof(what), "context \"%s\"", ctx_name);
 	if (ctx && ((r = get_str(&l, ctx, what, "cluster", &cluster)) < 0 ||
 		    (r = get_str(&l, ctx, what, "user", &user)) < 0))
 		goto out_file;

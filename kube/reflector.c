@@ -141,7 +141,7 @@ static void report(kb_reflector *r, int code, const char *fmt, ...)
 	va_list ap;
 	va_start(ap, fmt);
 	char msg[KB_ERR_MSG_MAX];
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	(void)vsnprintf(msg, sizeof(msg), fmt, ap); /* an error text: a long one is cut */
 	va_end(ap);
 	kb_err_set(&e, code < 0 ? code : -EIO, "%s", msg);
 	r->h.error(r->ctx, r->path, &e);
@@ -517,6 +517,89 @@ static void relist_now(kb_reflector *r, const char *why)
 		start_list(r);
 }
 
+/* An ERROR event: 410 relists, anything else ends this watch and retries it
+ * after a backoff, as client-go does. */
+static void watch_error_event(kb_reflector *r, const kb_yaml_node *obj)
+{
+	int code = status_code_of(obj);
+	const char *msg = kb_yaml_str(kb_yaml_get(obj, "message"));
+	if (code == 410) {
+		char why[300];
+		/* Cannot truncate: 200 characters of the message and 16 around it. */
+		(void)snprintf(why, sizeof(why), "410 Gone (%.200s)", msg ? msg : "expired");
+		relist_now(r, why);
+		return;
+	}
+	if (r->stream) {
+		kb_kube_stream_cancel(r->c, r->stream);
+		r->stream = NULL;
+	}
+	report(r, -EIO, "WATCH %s: ERROR event %d: %.200s", r->path, code, msg ? msg : "");
+	retry_later(r, false);
+}
+
+/* A DELETED event; rv (or NULL) is the event's resourceVersion. */
+static void watch_deleted(kb_reflector *r, const kb_yaml_node *obj, const char *rv)
+{
+	char key[512];
+	if (!key_of(obj, key, sizeof(key))) {
+		report(r, -EINVAL, "WATCH %s: DELETED event without metadata.name", r->path);
+	} else {
+		keys_remove(r, key);
+		r->h.remove(r->ctx, r->kkind, key);
+	}
+	if (rv && !r->dead)
+		memcpy(r->rv, rv, RV_MAX);
+}
+
+/* An ADDED or MODIFIED event (type) carrying obj. */
+static void watch_upsert(kb_reflector *r, const char *type, const kb_yaml_node *obj)
+{
+	kb_err err = {0};
+	kb_object *o = NULL;
+	int e = kb_object_decode_as(obj, r->api_version, r->kind, NULL, r->resnames, &o, &err);
+	if (e < 0) {
+		report(r, e, "WATCH %s: %s object skipped: %s", r->path, type, err.msg);
+		return;
+	}
+	if (keys_mark(r, o->meta.key) < 0) {
+		kb_object_free(o);
+		report(r, -ENOMEM, "WATCH %s: out of memory", r->path);
+		return;
+	}
+	r->backoff = BACKOFF_MIN; /* the watch works */
+	r->h.upsert(r->ctx, o);
+}
+
+/* One decoded watch event (ev: {type, object}), by its type. */
+static void watch_event(kb_reflector *r, const kb_yaml_node *ev)
+{
+	const char *type = kb_yaml_str(kb_yaml_get(ev, "type"));
+	const kb_yaml_node *obj = kb_yaml_get(ev, "object");
+	if (!type || !obj || obj->kind != KB_YAML_MAP) {
+		report(r, -EINVAL, "WATCH %s: event without type or object skipped", r->path);
+		return;
+	}
+	char rv[RV_MAX];
+	bool has_rv = scalar_to(kb_yaml_get(kb_yaml_get(obj, "metadata"), "resourceVersion"), rv,
+				sizeof(rv));
+
+	if (strcmp(type, "ERROR") == 0) {
+		watch_error_event(r, obj);
+	} else if (strcmp(type, "BOOKMARK") == 0) {
+		if (has_rv)
+			memcpy(r->rv, rv, sizeof(rv));
+	} else if (strcmp(type, "DELETED") == 0) {
+		watch_deleted(r, obj, has_rv ? rv : NULL);
+	} else if (strcmp(type, "ADDED") != 0 && strcmp(type, "MODIFIED") != 0) {
+		report(r, -EINVAL, "WATCH %s: unknown event type \"%.40s\" skipped", r->path, type);
+	} else {
+		if (has_rv)
+			memcpy(r->rv, rv, sizeof(rv));
+		watch_upsert(r, type, obj);
+	}
+}
+
 static void watch_line(void *ctx, const char *line, size_t len)
 {
 	kb_reflector *r = ctx;
@@ -529,77 +612,10 @@ static void watch_line(void *ctx, const char *line, size_t len)
 	r->watch_events++;
 	if (kb_json_load_buffer(line, len, r->path, &f, &err) < 0) {
 		report(r, -EINVAL, "WATCH %s: bad event skipped: %s", r->path, err.msg);
-		goto out;
+	} else {
+		watch_event(r, f.ndocs == 1 ? f.docs[0] : NULL);
+		kb_yaml_file_release(&f);
 	}
-	const kb_yaml_node *ev = f.ndocs == 1 ? f.docs[0] : NULL;
-	const char *type = kb_yaml_str(kb_yaml_get(ev, "type"));
-	const kb_yaml_node *obj = kb_yaml_get(ev, "object");
-	if (!type || !obj || obj->kind != KB_YAML_MAP) {
-		report(r, -EINVAL, "WATCH %s: event without type or object skipped", r->path);
-		goto out_file;
-	}
-	char rv[RV_MAX];
-	bool has_rv = scalar_to(kb_yaml_get(kb_yaml_get(obj, "metadata"), "resourceVersion"), rv,
-				sizeof(rv));
-
-	if (strcmp(type, "ERROR") == 0) {
-		int code = status_code_of(obj);
-		const char *msg = kb_yaml_str(kb_yaml_get(obj, "message"));
-		if (code == 410) {
-			char why[300];
-			snprintf(why, sizeof(why), "410 Gone (%.200s)", msg ? msg : "expired");
-			relist_now(r, why);
-		} else {
-			/* Ends this watch; client-go retries it after a backoff. */
-			if (r->stream) {
-				kb_kube_stream_cancel(r->c, r->stream);
-				r->stream = NULL;
-			}
-			report(r, -EIO, "WATCH %s: ERROR event %d: %.200s", r->path, code,
-			       msg ? msg : "");
-			retry_later(r, false);
-		}
-		goto out_file;
-	}
-	if (strcmp(type, "BOOKMARK") == 0) {
-		if (has_rv)
-			memcpy(r->rv, rv, sizeof(rv));
-		goto out_file;
-	}
-	if (strcmp(type, "DELETED") == 0) {
-		char key[512];
-		if (!key_of(obj, key, sizeof(key))) {
-			report(r, -EINVAL, "WATCH %s: DELETED event without metadata.name", r->path);
-		} else {
-			keys_remove(r, key);
-			r->h.remove(r->ctx, r->kkind, key);
-		}
-		if (has_rv && !r->dead)
-			memcpy(r->rv, rv, sizeof(rv));
-		goto out_file;
-	}
-	if (strcmp(type, "ADDED") != 0 && strcmp(type, "MODIFIED") != 0) {
-		report(r, -EINVAL, "WATCH %s: unknown event type \"%.40s\" skipped", r->path, type);
-		goto out_file;
-	}
-	if (has_rv)
-		memcpy(r->rv, rv, sizeof(rv));
-	kb_object *o = NULL;
-	int e = kb_object_decode_as(obj, r->api_version, r->kind, NULL, r->resnames, &o, &err);
-	if (e < 0) {
-		report(r, e, "WATCH %s: %s object skipped: %s", r->path, type, err.msg);
-		goto out_file;
-	}
-	if (keys_mark(r, o->meta.key) < 0) {
-		kb_object_free(o);
-		report(r, -ENOMEM, "WATCH %s: out of memory", r->path);
-		goto out_file;
-	}
-	r->backoff = BACKOFF_MIN; /* the watch works */
-	r->h.upsert(r->ctx, o);
-out_file:
-	kb_yaml_file_release(&f);
-out:
 	leave(r);
 }
 
@@ -720,7 +736,7 @@ void kb_reflector_test_expire(kb_reflector *r)
 		kb_kube_stream_cancel(r->c, r->stream);
 		r->stream = NULL;
 	}
-	snprintf(r->rv, sizeof(r->rv), "1");
+	memcpy(r->rv, "1", 2); /* RV_MAX holds it */
 	enter(r);
 	start_watch(r);
 	leave(r);

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <jansson.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -102,13 +103,16 @@ static bool str_eq(const char *a, const char *b)
 	return strcmp(a, b) == 0;
 }
 
-static const char *rfc3339(char buf[32])
+/* Now as "2006-01-02T15:04:05Z" in buf. 0, or -EOVERFLOW when the clock
+ * reads a time that has no such form (gmtime_r fails, or a year past 9999
+ * does not fit). */
+static int rfc3339(char buf[32])
 {
 	time_t t = time(NULL);
 	struct tm tm;
-	gmtime_r(&t, &tm);
-	strftime(buf, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
-	return buf;
+	if (!gmtime_r(&t, &tm) || strftime(buf, 32, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+		return -EOVERFLOW;
+	return 0;
 }
 
 /* A message cut to what an Event takes, on a UTF-8 boundary. */
@@ -120,24 +124,26 @@ static char *clip(const char *s, char *buf, size_t n)
 	len = n - 4;
 	while (len > 0 && ((unsigned char)s[len] & 0xC0) == 0x80)
 		len--;
-	memcpy(buf, s, len);
-	strcpy(buf + len, "...");
+	/* Cannot truncate: len + "..." + NUL is at most n. */
+	(void)snprintf(buf, n, "%.*s...", (int)len, s);
 	return buf;
 }
 
-/* The "message" of a Status body, else the body itself (transport errors). */
+/* The "message" of a Status body, else the body itself (transport errors),
+ * for logs and Events: a longer one is cut to n. */
 static void reason_of(int status, const char *body, size_t len, char *buf, size_t n)
 {
 	if (status < 0) {
-		snprintf(buf, n, "%.*s", (int)(len < 400 ? len : 400), body ? body : strerror(-status));
+		(void)snprintf(buf, n, "%.*s", (int)(len < 400 ? len : 400),
+			       body ? body : strerror(-status));
 		return;
 	}
 	json_t *j = body && len ? json_loadb(body, len, 0, NULL) : NULL;
 	const char *m = j ? json_string_value(json_object_get(j, "message")) : NULL;
 	if (m)
-		snprintf(buf, n, "%s", m);
+		(void)snprintf(buf, n, "%s", m);
 	else
-		snprintf(buf, n, "HTTP %d", status);
+		(void)snprintf(buf, n, "HTTP %d", status);
 	json_decref(j);
 }
 
@@ -174,14 +180,26 @@ static void wreq_free(wreq *r)
 
 static void on_done(void *ctx, int status, const char *body, size_t len);
 
-/* Sends body (a JSON object, consumed) with method to path; r is consumed.
- * Events go in the background: after every binding and status write queued. */
-static int send_json(kb_writers *w, wreq *r, const char *method, const char *path, json_t *body,
-		     const char *content_type)
+/* Sends body (a JSON object, consumed) with method to the path path_fmt
+ * formats (allocated, so never cut); r is consumed. Events go in the
+ * background: after every binding and status write queued. Returns 0,
+ * -ENOMEM or kb_kube_request's error. */
+__attribute__((format(printf, 6, 7))) static int send_json(kb_writers *w, wreq *r,
+							    const char *method, json_t *body,
+							    const char *content_type,
+							    const char *path_fmt, ...)
 {
 	char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
 	json_decref(body);
-	if (!text) {
+	char *path = NULL;
+	va_list ap;
+	va_start(ap, path_fmt);
+	if (vasprintf(&path, path_fmt, ap) < 0)
+		path = NULL;
+	va_end(ap);
+	if (!text || !path) {
+		free(text);
+		free(path);
 		wreq_free(r);
 		return -ENOMEM;
 	}
@@ -189,6 +207,7 @@ static int send_json(kb_writers *w, wreq *r, const char *method, const char *pat
 			 ? kb_kube_request_background(w->client, method, path, text, content_type, on_done, r)
 			 : kb_kube_request(w->client, method, path, text, content_type, on_done, r);
 	free(text);
+	free(path);
 	if (rc < 0) {
 		wreq_free(r);
 		return rc;
@@ -205,13 +224,15 @@ static int post_event(kb_writers *w, const char *api_version, const char *kind, 
 		      const char *name, const char *uid, const char *type, const char *reason,
 		      const char *message)
 {
-	char ts[32], path[512], ename[300], msg[MSG_MAX + 1];
+	char ts[32], ename[300], msg[MSG_MAX + 1];
 	struct timespec now;
 	clock_gettime(CLOCK_REALTIME, &now);
 	uint64_t nanos = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec + w->event_seq++;
-	snprintf(ename, sizeof(ename), "%.200s.%" PRIx64, name, nanos);
-	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/events", ns);
-	rfc3339(ts);
+	/* Cannot truncate: 200 characters, a point and 16 hex digits. */
+	(void)snprintf(ename, sizeof(ename), "%.200s.%" PRIx64, name, nanos);
+	int rc = rfc3339(ts);
+	if (rc < 0)
+		return rc;
 	json_t *inv = json_pack("{s:s, s:s, s:s, s:s}", "apiVersion", api_version, "kind", kind,
 				"namespace", ns, "name", name);
 	if (inv && uid && uid[0] && !strchr(uid, '/'))
@@ -232,10 +253,11 @@ static int post_event(kb_writers *w, const char *api_version, const char *kind, 
 		json_decref(ev);
 		return -ENOMEM;
 	}
-	r->key = malloc(strlen(ns) + strlen(name) + 2);
-	if (r->key)
-		sprintf(r->key, "%s/%s", ns, name);
-	return send_json(w, r, "POST", path, ev, NULL);
+	size_t keylen = strlen(ns) + strlen(name) + 2;
+	r->key = malloc(keylen);
+	if (r->key) /* sized above: cannot truncate */
+		(void)snprintf(r->key, keylen, "%s/%s", ns, name);
+	return send_json(w, r, "POST", ev, NULL, "/api/v1/namespaces/%s/events", ns);
 }
 
 static int pod_event(kb_writers *w, const char *ns, const char *name, const char *uid,
@@ -290,9 +312,8 @@ static int fx_bind(void *ctx, const kb_snapshot *snap, int64_t now_ms, const kb_
 		kb_cluster_set_pod(w->cluster, t->key, NULL, KB_TASK_PENDING, 0, 0);
 		return -ENOMEM;
 	}
-	char path[512];
-	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s/binding", t->ns, t->name);
-	rc = send_json(w, r, "POST", path, body, NULL);
+	rc = send_json(w, r, "POST", body, NULL, "/api/v1/namespaces/%s/pods/%s/binding", t->ns,
+		       t->name);
 	if (rc < 0)
 		kb_cluster_set_pod(w->cluster, t->key, NULL, KB_TASK_PENDING, 0, 0);
 	return rc;
@@ -304,7 +325,8 @@ static void bind_done(kb_writers *w, wreq *r, int status, const char *body, size
 		w->stats.binds++;
 		kb_vlog(2, "bound \"%s\" to \"%s\"", r->key, r->node);
 		char msg[600];
-		snprintf(msg, sizeof(msg), "Successfully assigned %s to %s", r->key, r->node);
+		/* An Event's message: cut when long (clip cuts it to MSG_MAX anyway). */
+		(void)snprintf(msg, sizeof(msg), "Successfully assigned %s to %s", r->key, r->node);
 		pod_event(w, r->ns, r->name, r->uid, "Normal", "Scheduled", msg);
 		return;
 	}
@@ -319,8 +341,9 @@ static void bind_done(kb_writers *w, wreq *r, int status, const char *body, size
 	if (status == 404)
 		return; /* the pod is gone: nobody to tell */
 	char msg[800];
-	snprintf(msg, sizeof(msg), "Binding rejected: pod \"%s\" to node \"%s\": %s", r->key, r->node,
-		 why);
+	/* An Event's message: cut when long. */
+	(void)snprintf(msg, sizeof(msg), "Binding rejected: pod \"%s\" to node \"%s\": %s", r->key,
+		       r->node, why);
 	pod_event(w, r->ns, r->name, r->uid, "Warning", "FailedScheduling", msg);
 }
 
@@ -367,12 +390,13 @@ static int fx_evict(void *ctx, const kb_snapshot *snap, int64_t now_ms, const kb
 		wreq_free(r);
 		return rc;
 	}
-	char path[512], msg[800];
-	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s/eviction", t->ns, t->name);
-	if ((rc = send_json(w, r, "POST", path, body, NULL)) < 0)
+	char msg[800];
+	if ((rc = send_json(w, r, "POST", body, NULL, "/api/v1/namespaces/%s/pods/%s/eviction",
+			    t->ns, t->name)) < 0)
 		return rc;
-	snprintf(msg, sizeof(msg), "%s%s%s", reason ? reason : "Preempted by the scheduler",
-		 node ? " on node " : "", node ? node : "");
+	/* An Event's message: cut when long. */
+	(void)snprintf(msg, sizeof(msg), "%s%s%s", reason ? reason : "Preempted by the scheduler",
+		       node ? " on node " : "", node ? node : "");
 	pod_event(w, t->ns, t->name, t->uid, "Normal", "Preempted", msg);
 	return 0;
 }
@@ -467,7 +491,9 @@ static const char *phase_word(kb_pg_flavor f, const kb_job *j, const kb_job_stat
 static int pg_send(kb_writers *w, pg_rec *p)
 {
 	char ts[32];
-	rfc3339(ts);
+	int rc = rfc3339(ts);
+	if (rc < 0)
+		return rc;
 	json_t *status = json_pack("{s:s, s:i, s:i, s:i}", "phase", p->sent.phase, "running",
 				   p->sent.running, "succeeded", p->sent.succeeded, "failed",
 				   p->sent.failed);
@@ -499,7 +525,7 @@ static int pg_send(kb_writers *w, pg_rec *p)
 	}
 	r->pg = p;
 	p->in_flight = true;
-	int rc = send_json(w, r, "PATCH", p->path, body, "application/merge-patch+json");
+	rc = send_json(w, r, "PATCH", body, "application/merge-patch+json", "%s", p->path);
 	if (rc < 0)
 		p->in_flight = false;
 	return rc;
@@ -512,8 +538,9 @@ static void pg_events(kb_writers *w, const pg_rec *p, const pg_status *from, con
 	if (to->kb_phase == KB_PG_RUNNING && from->kb_phase != KB_PG_RUNNING &&
 	    from->kb_phase != KB_PG_COMPLETED) {
 		char msg[256];
-		snprintf(msg, sizeof(msg), "%d of minMember %d tasks in gang are placed", to->running,
-			 p->min_member);
+		/* Cannot truncate: two ints and 36 characters. */
+		(void)snprintf(msg, sizeof(msg), "%d of minMember %d tasks in gang are placed",
+			       to->running, p->min_member);
 		post_event(w, p->api_version, kind, p->ns, p->name, p->uid, "Normal", "Scheduled", msg);
 	}
 	if (to->cond && !str_eq(to->cond, from->cond))
@@ -591,15 +618,14 @@ static int fx_job_status(void *ctx, const kb_snapshot *snap, const kb_job *j,
 	if (kb_strmap_get(&w->pgs, j->key, &idx)) {
 		p = (pg_rec *)(intptr_t)idx;
 	} else {
-		char path[768];
 		bool volcano = j->flavor == KB_PG_VOLCANO;
-		snprintf(path, sizeof(path), "/apis/%s/namespaces/%s/podgroups/%s%s", o->api_version,
-			 o->meta.ns, o->meta.name, volcano ? "" : "/status");
 		p = calloc(1, sizeof(*p));
 		if (!p)
 			return -ENOMEM;
 		p->key = strdup(j->key);
-		p->path = strdup(path);
+		if (asprintf(&p->path, "/apis/%s/namespaces/%s/podgroups/%s%s", o->api_version,
+			     o->meta.ns, o->meta.name, volcano ? "" : "/status") < 0)
+			p->path = NULL;
 		p->api_version = strdup(o->api_version);
 		p->ns = strdup(o->meta.ns);
 		p->name = strdup(o->meta.name);
@@ -666,8 +692,10 @@ static int fx_task_pending(void *ctx, const kb_snapshot *snap, const kb_task *t,
 	free(p->msg);
 	p->msg = copy;
 
-	char ts[32], path[512], clipped[MSG_MAX + 1];
-	rfc3339(ts);
+	char ts[32], clipped[MSG_MAX + 1];
+	int rc = rfc3339(ts);
+	if (rc < 0)
+		return rc;
 	json_t *body = json_pack("{s:{s:[{s:s, s:s, s:s, s:s, s:n, s:s}]}}", "status", "conditions",
 				 "type", "PodScheduled", "status", "False", "reason", "Unschedulable",
 				 "message", clip(msg, clipped, sizeof(clipped)), "lastProbeTime",
@@ -679,8 +707,8 @@ static int fx_task_pending(void *ctx, const kb_snapshot *snap, const kb_task *t,
 		json_decref(body);
 		return -ENOMEM;
 	}
-	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s/status", t->ns, t->name);
-	int rc = send_json(w, r, "PATCH", path, body, "application/strategic-merge-patch+json");
+	rc = send_json(w, r, "PATCH", body, "application/strategic-merge-patch+json",
+		       "/api/v1/namespaces/%s/pods/%s/status", t->ns, t->name);
 	if (rc < 0)
 		return rc;
 	return pod_event(w, t->ns, t->name, t->uid, "Warning", "FailedScheduling", msg);

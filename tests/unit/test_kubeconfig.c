@@ -1,7 +1,7 @@
 /* test_kubeconfig.c - kubeconfig and in-cluster configuration, and the API
- * client's parts that need no server: base64, line splitting of streams,
- * the rate limiter's arithmetic, token-file rotation, and a request to a
- * port nobody listens on.
+ * client's parts that need no server: base64, token-file rotation, and a
+ * request to a port nobody listens on. (Line framing and the token bucket
+ * have their own tests: test_line_framer.c, test_token_bucket.c.)
  *
  * The client's internals are static, so this test includes the two source
  * files; it links kb_core and curl/OpenSSL/libev, not the kb_client
@@ -83,6 +83,42 @@ static void base64_decodes_with_and_without_padding(void **state)
 	free(s);
 }
 
+static void base64_padding_is_not_decoded_as_data(void **state)
+{
+	size_t n;
+	/* "==": one byte in the last group; "=": two. EVP_DecodeBlock counts
+	 * the padding as bytes: none of them may come out. */
+	char *s = kb_base64_decode("QQ==", 4, &n);
+	assert_int_equal(n, 1);
+	assert_string_equal(s, "A");
+	free(s);
+	s = kb_base64_decode("QUI=", 4, &n);
+	assert_int_equal(n, 2);
+	assert_string_equal(s, "AB");
+	free(s);
+	s = kb_base64_decode("QUJD", 4, &n); /* no padding needed */
+	assert_int_equal(n, 3);
+	assert_string_equal(s, "ABC");
+	free(s);
+	s = kb_base64_decode("QUJDRA==", 8, &n);
+	assert_int_equal(n, 4);
+	assert_string_equal(s, "ABCD");
+	free(s);
+	s = kb_base64_decode("QUJDRA", 6, &n); /* the same, unpadded */
+	assert_int_equal(n, 4);
+	assert_string_equal(s, "ABCD");
+	free(s);
+	const char *spaced = " QUJD\r\nRA= =\n"; /* whitespace anywhere */
+	s = kb_base64_decode(spaced, strlen(spaced), &n);
+	assert_int_equal(n, 4);
+	assert_string_equal(s, "ABCD");
+	free(s);
+	s = kb_base64_decode("-_-_", 4, &n); /* URL-safe alphabet, as "+/+/" */
+	assert_int_equal(n, 3);
+	assert_memory_equal(s, "\xfb\xff\xbf", 3);
+	free(s);
+}
+
 static void base64_rejects_bad_input(void **state)
 {
 	size_t n;
@@ -91,6 +127,12 @@ static void base64_rejects_bad_input(void **state)
 	assert_int_equal(errno, EINVAL);
 	assert_null(kb_base64_decode("aGVsb", 5, &n)); /* a lone 6-bit group */
 	assert_null(kb_base64_decode("aG==Vs", 6, &n)); /* data after padding */
+	assert_null(kb_base64_decode("QQ=A", 4, &n));   /* a '=' inside a group */
+	assert_null(kb_base64_decode("QQ===", 5, &n));  /* three '=' */
+	assert_null(kb_base64_decode("QU\x01D", 4, &n)); /* a control character */
+	assert_null(kb_base64_decode("QUJ\0", 4, &n));  /* a NUL inside the text */
+	assert_null(kb_base64_decode("QUJ.", 4, &n));
+	assert_int_equal(errno, EINVAL);
 }
 
 /* ---- kubeconfig ------------------------------------------------------------- */
@@ -264,70 +306,6 @@ static void in_cluster_needs_the_environment(void **state)
 	unsetenv("KB_SERVICEACCOUNT_DIR");
 }
 
-/* ---- stream line splitting ---------------------------------------------------- */
-
-static void lines_split_across_writes(void **state)
-{
-	kb_buf b = {0};
-	char *line = NULL;
-	size_t n;
-	assert_int_equal(buf_append(&b, "{\"a\"", 4, BODY_MAX), 0);
-	assert_false(buf_next_line(&b, &line, &n));
-	assert_int_equal(buf_append(&b, ":1}\n{\"b", 7, BODY_MAX), 0);
-	assert_true(buf_next_line(&b, &line, &n));
-	assert_int_equal(n, 7);
-	assert_string_equal(line, "{\"a\":1}");
-	assert_false(buf_next_line(&b, &line, &n));
-	assert_int_equal(buf_append(&b, "\":2}\r\n\n\nx", 9, BODY_MAX), 0);
-	assert_true(buf_next_line(&b, &line, &n));
-	assert_string_equal(line, "{\"b\":2}"); /* \r dropped, empty lines skipped */
-	assert_false(buf_next_line(&b, &line, &n));
-	assert_int_equal(b.len - b.start, 1); /* "x" waits for its newline */
-
-	/* Growing compacts what was delivered. */
-	char big[10000];
-	memset(big, 'y', sizeof(big));
-	assert_int_equal(buf_append(&b, big, sizeof(big), BODY_MAX), 0);
-	assert_int_equal(buf_append(&b, "\n", 1, BODY_MAX), 0);
-	assert_true(buf_next_line(&b, &line, &n));
-	assert_int_equal(n, sizeof(big) + 1);
-	assert_int_equal(line[0], 'x');
-	buf_release(&b);
-}
-
-static void lines_and_bodies_have_limits(void **state)
-{
-	kb_buf b = {0};
-	assert_int_equal(buf_append(&b, "0123456789", 10, 16), 0);
-	assert_int_equal(buf_append(&b, "0123456789", 10, 16), -E2BIG);
-	assert_false(buf_line_too_long(&b, 16));
-	assert_true(buf_line_too_long(&b, 9));
-	buf_release(&b);
-}
-
-/* ---- rate limiter ------------------------------------------------------------ */
-
-static void token_bucket_allows_burst_then_qps(void **state)
-{
-	kb_bucket b;
-	bucket_init(&b, 10, 2, 100.0);
-	assert_true(bucket_take(&b, 100.0) == 0);
-	assert_true(bucket_take(&b, 100.0) == 0);
-	double w = bucket_take(&b, 100.0); /* burst spent: one token every 0.1 s */
-	assert_true(w > 0.0999 && w < 0.1001);
-	w = bucket_take(&b, 100.05);
-	assert_true(w > 0.0499 && w < 0.0501);
-	assert_true(bucket_take(&b, 100.1) == 0);
-	/* A long idle time refills up to the burst only. */
-	assert_true(bucket_take(&b, 1000.0) == 0);
-	assert_true(bucket_take(&b, 1000.0) == 0);
-	assert_true(bucket_take(&b, 1000.0) > 0);
-	/* burst < 1 is taken as 1 */
-	bucket_init(&b, 1, 0, 0);
-	assert_true(bucket_take(&b, 0) == 0);
-	assert_true(bucket_take(&b, 0) > 0.999);
-}
-
 /* ---- token file rotation ------------------------------------------------------- */
 
 static void token_file_is_reread_when_it_changes(void **state)
@@ -399,14 +377,12 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(base64_decodes_with_and_without_padding),
+		cmocka_unit_test(base64_padding_is_not_decoded_as_data),
 		cmocka_unit_test(base64_rejects_bad_input),
 		cmocka_unit_test(kubeconfig_reads_current_context),
 		cmocka_unit_test(kubeconfig_ca_data_and_master_override),
 		cmocka_unit_test(kubeconfig_errors_name_file_and_field),
 		cmocka_unit_test(in_cluster_needs_the_environment),
-		cmocka_unit_test(lines_split_across_writes),
-		cmocka_unit_test(lines_and_bodies_have_limits),
-		cmocka_unit_test(token_bucket_allows_burst_then_qps),
 		cmocka_unit_test(token_file_is_reread_when_it_changes),
 		cmocka_unit_test(client_reports_refused_connection_on_the_loop),
 	};
