@@ -16,14 +16,15 @@ int dec_fail(dec_ctx *d, int code, const kb_yaml_node *at, const char *path, con
 	char what[KB_ERR_MSG_MAX];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(what, sizeof(what), fmt, ap);
+	/* An error message: one too long for the buffer is cut, never lost. */
+	(void)vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
 
 	if (!at)
 		at = d->root;
 	char pos[KB_ERR_MSG_MAX / 2] = "";
 	if (d->source)
-		snprintf(pos, sizeof(pos), " (%s:%d:%d)", d->source, at->line, at->col);
+		(void)snprintf(pos, sizeof(pos), " (%s:%d:%d)", d->source, at->line, at->col);
 	if (d->key)
 		return kb_err_set(d->err, code, "%s \"%s\": %s: %s%s", d->kind, d->key, path, what,
 				  pos);
@@ -39,7 +40,8 @@ void dec_path(char *buf, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(buf, DEC_PATH_LEN, fmt, ap);
+	/* A field path for messages only: a cut one still names the object. */
+	(void)vsnprintf(buf, DEC_PATH_LEN, fmt, ap);
 	va_end(ap);
 }
 
