@@ -39,6 +39,10 @@ typedef struct fx {
 	int nbound;
 	const char *evicted[FX_MAX_EFFECTS];
 	int nevicted;
+	/* At close: each pending task's reason, copied (the arena goes). */
+	const char *pending[FX_MAX_EFFECTS];
+	char pending_reason[FX_MAX_EFFECTS][512];
+	int npending;
 } fx;
 
 static int fx_rec_bind(void *ctx, const kb_snapshot *snap, int64_t now, const kb_task *t,
@@ -60,7 +64,17 @@ static int fx_rec_evict(void *ctx, const kb_snapshot *snap, int64_t now, const k
 	return 0;
 }
 
-static const kb_effects fx_recorder = {.bind = fx_rec_bind, .evict = fx_rec_evict};
+static int fx_rec_pending(void *ctx, const kb_snapshot *snap, const kb_task *t, const char *why)
+{
+	fx *f = ctx;
+	assert_true(f->npending < FX_MAX_EFFECTS);
+	snprintf(f->pending_reason[f->npending], sizeof(f->pending_reason[0]), "%s", why);
+	f->pending[f->npending++] = t->key;
+	return 0;
+}
+
+static const kb_effects fx_recorder = {
+	.bind = fx_rec_bind, .evict = fx_rec_evict, .task_pending = fx_rec_pending};
 
 static inline fx *fx_new(void)
 {
@@ -111,6 +125,23 @@ static inline void fx_run(fx *f)
 	kb_err err = {0};
 	assert_int_equal(kb_session_run_actions(&f->ssn, &err), 0);
 	assert_true(kb_snapshot_check(&f->snap, NULL, 0));
+}
+
+/* Closes the session (the pending reasons are recorded then). */
+static inline void fx_close(fx *f)
+{
+	assert_true(f->opened);
+	f->opened = false;
+	kb_session_close(&f->ssn);
+}
+
+/* The reason recorded at close for a pending task, or NULL. */
+static inline const char *fx_pending_reason(const fx *f, const char *key)
+{
+	for (int i = 0; i < f->npending; i++)
+		if (strcmp(f->pending[i], key) == 0)
+			return f->pending_reason[i];
+	return NULL;
 }
 
 static inline void fx_free(fx *f)
