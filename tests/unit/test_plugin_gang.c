@@ -100,6 +100,20 @@ static void job_valid_rejects_a_role_below_its_min_task_member(void **state)
 				 "minTaskMember 2");
 }
 
+static void job_valid_does_not_count_a_failed_pod_toward_its_role(void **state)
+{
+	fx *f = *state;
+	fx_loadf(f, PODGROUP("g", 2, ", minTaskMember: {worker: 2}")
+		 ROLE_POD("w0", "g", "worker", ON("n1")) RUN
+		 ROLE_POD("w1", "g", "worker", ON("n1")) "status: {phase: Failed}\n"
+		 ROLE_POD("x0", "g", "other", "") ROLE_POD("x1", "g", "other", ""));
+	fx_open(f, CONF);
+	const char *why = kb_job_valid(&f->ssn, fx_job(f, "default/g"));
+	assert_non_null(why);
+	assert_string_equal(why, "gang \"default/g\": 1 pods of task \"worker\" exist, fewer than its "
+				 "minTaskMember 2");
+}
+
 /* ---- job ready / pipelined / starving -------------------------------------------- */
 
 static void job_ready_needs_min_member_ready_tasks(void **state)
@@ -258,6 +272,7 @@ int main(void)
 		T(job_valid_does_not_count_failed_pods),
 		T(job_valid_counts_succeeded_pods),
 		T(job_valid_rejects_a_role_below_its_min_task_member),
+		T(job_valid_does_not_count_a_failed_pod_toward_its_role),
 		T(job_ready_needs_min_member_ready_tasks),
 		T(job_ready_needs_every_role_minimum),
 		T(job_pipelined_counts_pipelined_tasks_and_ready_does_not),

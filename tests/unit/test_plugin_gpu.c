@@ -205,16 +205,16 @@ static void undoing_a_placement_frees_its_devices(void **state)
 static void shares_fill_one_device_before_the_next(void **state)
 {
 	fx *f = *state;
-	/* Device 0 has 400 free, device 1 is whole: a 300 share goes to device
-	 * 0 (the tightest), keeping device 1 whole. */
-	fx_loadf(f, GNODE("g", "", GPUS(2)) GRUNNING("s0", SHARE(600) ", " DEVICES("0"), "g", G(1))
+	/* Device 0 is whole, device 1 has 400 free: a 300 share goes to device
+	 * 1 (the tightest), keeping device 0 whole. */
+	fx_loadf(f, GNODE("g", "", GPUS(2)) GRUNNING("s0", SHARE(600) ", " DEVICES("1"), "g", G(1))
 		 GPOD("p", SHARE(300), G(1)));
 	fx_open(f, "actions: \"allocate\"\ntiers:\n- plugins:\n  - name: gpu\n"
 		   "    arguments: {gpu.policy: binpack}\n");
 	kb_statement st;
 	kb_stmt_init(&st, &f->ssn);
 	assert_int_equal(kb_stmt_allocate(&st, fx_task_index(f, "default/p"), 0), 0);
-	assert_int_equal(mask_of(f, "default/p"), 0x1);
+	assert_int_equal(mask_of(f, "default/p"), 0x2);
 	kb_stmt_discard(&st);
 }
 
