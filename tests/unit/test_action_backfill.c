@@ -75,7 +75,8 @@ static void backfill_needs_a_free_pod_slot(void **state)
 {
 	fx *f = *state;
 	/* Three pod slots, two taken: one of the two BestEffort pods fits. */
-	fx_loadf(f, LONE_RUNNING("r0", "n1", "{cpu: 100m}", "") LONE_RUNNING("r1", "n1", "{cpu: 100m}", "")
+	fx_loadf(f, LONE_RUNNING("r0", "n1", "{cpu: 100m}", "")
+		 LONE_RUNNING("r1", "n1", "{cpu: 100m}", "")
 		 BE_POD("a", "", "") BE_POD("b", "", ""));
 	fx_open(f, CONF);
 	fx_run(f);
@@ -99,7 +100,8 @@ static void backfill_binds_nothing_of_a_gang_it_cannot_make_ready(void **state)
 	fx *f = *state;
 	/* Only 3 pod slots for a gang of 4; and a gang whose other member asks
 	 * for resources, which backfill does not place. */
-	fx_loadf(f, PODGROUP("big", 4, "") BE_POD("b0", GROUP("big"), "") BE_POD("b1", GROUP("big"), "")
+	fx_loadf(f, PODGROUP("big", 4, "") BE_POD("b0", GROUP("big"), "")
+		 BE_POD("b1", GROUP("big"), "")
 		 BE_POD("b2", GROUP("big"), "") BE_POD("b3", GROUP("big"), "")
 		 PODGROUP("mixed", 2, "") BE_POD("m0", GROUP("mixed"), "")
 		 POD("m1", "mixed", "{cpu: '1'}", ""));

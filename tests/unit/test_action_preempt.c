@@ -50,7 +50,8 @@ static int teardown(void **state)
 static void preempt_evicts_a_lower_priority_victim_and_pipelines_the_preemptor(void **state)
 {
 	fx *f = *state;
-	fx_loadf(f, LONE_RUNNING("low", "n1", CPU(4), PRIO(10)) LONE_POD("high", CPU(2), PRIO(100)));
+	fx_loadf(f, LONE_RUNNING("low", "n1", CPU(4), PRIO(10))
+		 LONE_POD("high", CPU(2), PRIO(100)));
 	fx_open(f, CONF);
 	fx_run(f);
 	assert_int_equal(f->nevicted, 1);
@@ -63,7 +64,8 @@ static void preempt_evicts_a_lower_priority_victim_and_pipelines_the_preemptor(v
 static void preempt_never_evicts_equal_or_higher_priority(void **state)
 {
 	fx *f = *state;
-	fx_loadf(f, LONE_RUNNING("same", "n1", CPU(2), PRIO(100)) LONE_RUNNING("above", "n1", CPU(2), PRIO(500))
+	fx_loadf(f, LONE_RUNNING("same", "n1", CPU(2), PRIO(100))
+		 LONE_RUNNING("above", "n1", CPU(2), PRIO(500))
 		 LONE_POD("p", CPU(2), PRIO(100)));
 	fx_open(f, CONF);
 	fx_run(f);
@@ -75,7 +77,8 @@ static void preempt_evicts_nothing_when_the_preemptor_would_still_not_fit(void *
 {
 	fx *f = *state;
 	/* Evicting "low" frees 2 cpu; with "keep" (higher) staying, 3 never fit. */
-	fx_loadf(f, LONE_RUNNING("low", "n1", CPU(2), PRIO(10)) LONE_RUNNING("keep", "n1", CPU(2), PRIO(1000))
+	fx_loadf(f, LONE_RUNNING("low", "n1", CPU(2), PRIO(10))
+		 LONE_RUNNING("keep", "n1", CPU(2), PRIO(1000))
 		 LONE_POD("p", CPU(3), PRIO(100)));
 	fx_open(f, CONF);
 	fx_run(f);
@@ -87,7 +90,8 @@ static void preempt_evicts_nothing_when_the_preemptor_would_still_not_fit(void *
 static void preempt_takes_the_lowest_priority_victim_and_no_more(void **state)
 {
 	fx *f = *state;
-	fx_loadf(f, LONE_RUNNING("a-mid", "n1", CPU(2), PRIO(20)) LONE_RUNNING("b-low", "n1", CPU(2), PRIO(10))
+	fx_loadf(f, LONE_RUNNING("a-mid", "n1", CPU(2), PRIO(20))
+		 LONE_RUNNING("b-low", "n1", CPU(2), PRIO(10))
 		 LONE_POD("p", CPU(2), PRIO(100)));
 	fx_open(f, CONF);
 	fx_run(f);
@@ -129,9 +133,11 @@ static void preempt_takes_a_gang_whole_rather_than_below_min_member(void **state
 static void preempt_never_evicts_a_critical_pod(void **state)
 {
 	fx *f = *state;
-	fx_loadf(f, "---\napiVersion: v1\nkind: Pod\nmetadata: {name: dns, namespace: kube-system}\n"
-		    "spec: {schedulerName: kube-batchd, nodeName: n1, priority: 10, containers: [{name: c, "
-		    "resources: {requests: " CPU(4) "}}]}\nstatus: {phase: Running}\n"
+	fx_loadf(f, "---\napiVersion: v1\nkind: Pod\n"
+		    "metadata: {name: dns, namespace: kube-system}\n"
+		    "spec: {schedulerName: kube-batchd, nodeName: n1, priority: 10, "
+		    "containers: [{name: c, resources: {requests: " CPU(4) "}}]}\n"
+		    "status: {phase: Running}\n"
 		 LONE_POD("p", CPU(2), PRIO(100)));
 	fx_open(f, CONF);
 	fx_run(f);
@@ -152,7 +158,8 @@ static void preempt_spares_a_pod_marked_not_preemptable(void **state)
 {
 	fx *f = *state;
 	fx_loadf(f, "---\napiVersion: v1\nkind: Pod\nmetadata: {name: keep, annotations: "
-		    "{volcano.sh/preemptable: 'false'}}\nspec: {schedulerName: kube-batchd, nodeName: n1, "
+		    "{volcano.sh/preemptable: 'false'}}\n"
+		    "spec: {schedulerName: kube-batchd, nodeName: n1, "
 		    "priority: 10, containers: [{name: c, resources: {requests: " CPU(4) "}}]}\n"
 		    "status: {phase: Running}\n"
 		 LONE_POD("p", CPU(2), PRIO(100)));

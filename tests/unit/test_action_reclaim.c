@@ -34,7 +34,8 @@ static const char CONF[] = "actions: \"allocate, reclaim\"\n"
 #define CPU(n) "{cpu: '" #n "', memory: 1Gi}"
 
 /* A lone running pod in queue q (through its own PodGroup of one). */
-#define IN_Q(name, q, node, req, spec) PODGROUP(name, 1, ", queue: " q) RUNNING(name "-0", name, node, req, spec)
+#define IN_Q(name, q, node, req, spec)                                                          \
+	PODGROUP(name, 1, ", queue: " q) RUNNING(name "-0", name, node, req, spec)
 #define WANTS(name, q, req) PODGROUP(name, 1, ", queue: " q) POD(name "-0", name, req, "")
 
 /* qa holds the whole cluster: eight 1-cpu pods, four per node. */

@@ -59,7 +59,8 @@ static void job_order_ignores_pod_count(void **state)
 	 * one. Counted as a resource, pods would put "b" first; they are not,
 	 * so the shares are equal and the name decides. */
 	fx_loadf(f, PODGROUP("a", 1, "") RUNNING("a0", "a", "n2", "{cpu: 500m}", "")
-		 RUNNING("a1", "a", "n2", "{cpu: 500m}", "") RUNNING("a2", "a", "n2", "{cpu: 500m}", "")
+		 RUNNING("a1", "a", "n2", "{cpu: 500m}", "")
+		 RUNNING("a2", "a", "n2", "{cpu: 500m}", "")
 		 RUNNING("a3", "a", "n2", "{cpu: 500m}", "")
 		 PODGROUP("b", 1, "") RUNNING("b0", "b", "n1", "{cpu: '2'}", ""));
 	fx_open(f, CONF);
@@ -71,7 +72,8 @@ static void job_order_counts_gpus_in_the_dominant_share(void **state)
 {
 	fx *f = *state;
 	fx_loadf(f, NODE("g1", "{cpu: '8', memory: 16Gi, nvidia.com/gpu: '2'}")
-		 PODGROUP("a", 1, "") RUNNING("a0", "a", "g1", "{cpu: '1', nvidia.com/gpu: '1'}", "")
+		 PODGROUP("a", 1, "")
+		 RUNNING("a0", "a", "g1", "{cpu: '1', nvidia.com/gpu: '1'}", "")
 		 PODGROUP("b", 1, "") RUNNING("b0", "b", "n1", "{cpu: '4'}", ""));
 	fx_open(f, CONF);
 	/* Totals: 16 cpu, 2 GPUs. a: 1/2 of the GPUs; b: 4/16 of the cpu. */

@@ -82,7 +82,8 @@ static void job_valid_does_not_count_failed_pods(void **state)
 static void job_valid_counts_succeeded_pods(void **state)
 {
 	fx *f = *state;
-	fx_loadf(f, PODGROUP("g", 2, "") PHASE_POD("g0", "g", "n1", "Succeeded") POD("g1", "g", REQ, ""));
+	fx_loadf(f, PODGROUP("g", 2, "") PHASE_POD("g0", "g", "n1", "Succeeded")
+		 POD("g1", "g", REQ, ""));
 	fx_open(f, CONF);
 	assert_null(kb_job_valid(&f->ssn, fx_job(f, "default/g")));
 }
@@ -96,8 +97,8 @@ static void job_valid_rejects_a_role_below_its_min_task_member(void **state)
 	fx_open(f, CONF);
 	const char *why = kb_job_valid(&f->ssn, fx_job(f, "default/g"));
 	assert_non_null(why);
-	assert_string_equal(why, "gang \"default/g\": 1 pods of task \"worker\" exist, fewer than its "
-				 "minTaskMember 2");
+	assert_string_equal(why, "gang \"default/g\": 1 pods of task \"worker\" exist, "
+				 "fewer than its minTaskMember 2");
 }
 
 static void job_valid_does_not_count_a_failed_pod_toward_its_role(void **state)
@@ -110,8 +111,8 @@ static void job_valid_does_not_count_a_failed_pod_toward_its_role(void **state)
 	fx_open(f, CONF);
 	const char *why = kb_job_valid(&f->ssn, fx_job(f, "default/g"));
 	assert_non_null(why);
-	assert_string_equal(why, "gang \"default/g\": 1 pods of task \"worker\" exist, fewer than its "
-				 "minTaskMember 2");
+	assert_string_equal(why, "gang \"default/g\": 1 pods of task \"worker\" exist, "
+				 "fewer than its minTaskMember 2");
 }
 
 /* ---- job ready / pipelined / starving -------------------------------------------- */
@@ -228,7 +229,8 @@ static void preemptable_protects_a_gang_at_min_member(void **state)
 		 LONE_POD("p", REQ, "") LONE_RUNNING("lone", "n2", REQ, ""));
 	fx_open(f, CONF);
 	/* A job of one is no gang: it may go. */
-	assert_int_equal(fx_victims(f, false, "default/p", "default/v0", "default/lone", NULL), 0x2);
+	assert_int_equal(fx_victims(f, false, "default/p", "default/v0", "default/lone", NULL),
+			 0x2);
 	assert_int_equal(fx_victims(f, true, "default/p", "default/v0", "default/v1", NULL), 0);
 }
 

@@ -290,7 +290,8 @@ static void open_refuses_an_unknown_policy(void **state)
 	assert_int_equal(kb_conf_load_buffer(conf, strlen(conf), "conf", &kb_builtin_registry,
 					     &f->conf, &err),
 			 0);
-	assert_int_equal(kb_session_open(&f->ssn, &f->snap, &f->conf, NULL, NULL, 0, &err), -EINVAL);
+	assert_int_equal(kb_session_open(&f->ssn, &f->snap, &f->conf, NULL, NULL, 0, &err),
+			 -EINVAL);
 	assert_non_null(strstr(err.msg, "gpu.policy"));
 }
 

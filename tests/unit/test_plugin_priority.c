@@ -40,7 +40,8 @@ static int teardown(void **state)
 static void job_order_puts_higher_priority_job_first(void **state)
 {
 	fx *f = *state;
-	fx_loadf(f, LONE_POD("a-low", REQ, "priority: 10, ") LONE_POD("b-high", REQ, "priority: 100, "));
+	fx_loadf(f, LONE_POD("a-low", REQ, "priority: 10, ")
+		 LONE_POD("b-high", REQ, "priority: 100, "));
 	fx_open(f, CONF);
 	const kb_job *low = fx_job(f, "default/a-low"), *high = fx_job(f, "default/b-high");
 	assert_true(kb_job_less(&f->ssn, high, low));
@@ -51,7 +52,8 @@ static void job_order_reads_the_podgroup_priority_class(void **state)
 {
 	fx *f = *state;
 	fx_loadf(f, PRIORITY_CLASS("low", 10) PRIORITY_CLASS("high", 1000)
-		 PODGROUP("a", 1, ", priorityClassName: low") PODGROUP("b", 1, ", priorityClassName: high")
+		 PODGROUP("a", 1, ", priorityClassName: low")
+		 PODGROUP("b", 1, ", priorityClassName: high")
 		 POD("a0", "a", REQ, "priority: 5000, ") POD("b0", "b", REQ, "priority: 1, "));
 	fx_open(f, CONF);
 	/* The job's class decides, not its pods' own priorities. */
@@ -87,7 +89,8 @@ static void task_order_switched_off_falls_back_to_name(void **state)
 		 POD("b-high", "g", REQ, "priority: 50, "));
 	fx_open(f, "actions: \"allocate\"\ntiers:\n- plugins:\n  - name: priority\n"
 		   "    enableTaskOrder: false\n");
-	assert_true(kb_task_less(&f->ssn, fx_task(f, "default/a-low"), fx_task(f, "default/b-high")));
+	const kb_task *low = fx_task(f, "default/a-low"), *high = fx_task(f, "default/b-high");
+	assert_true(kb_task_less(&f->ssn, low, high));
 }
 
 static void job_starving_while_fewer_placed_than_alive(void **state)
@@ -108,8 +111,9 @@ static void job_starving_does_not_count_failed_tasks_as_alive(void **state)
 	fx *f = *state;
 	fx_loadf(f, PODGROUP("g", 1, "") RUNNING("g0", "g", "n1", REQ, "")
 		 "---\napiVersion: v1\nkind: Pod\nmetadata: {name: g1, annotations: "
-		 "{scheduling.k8s.io/group-name: g}}\nspec: {schedulerName: kube-batchd, nodeName: n1, "
-		 "containers: [{name: c, resources: {requests: " REQ "}}]}\nstatus: {phase: Failed}\n");
+		 "{scheduling.k8s.io/group-name: g}}\nspec: {schedulerName: kube-batchd, "
+		 "nodeName: n1, containers: [{name: c, resources: {requests: " REQ "}}]}\n"
+		 "status: {phase: Failed}\n");
 	fx_open(f, CONF);
 	const kb_job *j = fx_job(f, "default/g");
 	assert_int_equal(j->nstatus[KB_TASK_FAILED], 1);
@@ -134,7 +138,8 @@ static void preemptable_compares_job_priorities_not_pod_priorities(void **state)
 {
 	fx *f = *state;
 	fx_loadf(f, PRIORITY_CLASS("low", 10) PRIORITY_CLASS("high", 1000)
-		 PODGROUP("hi", 1, ", priorityClassName: high") PODGROUP("lo", 1, ", priorityClassName: low")
+		 PODGROUP("hi", 1, ", priorityClassName: high")
+		 PODGROUP("lo", 1, ", priorityClassName: low")
 		 POD("preemptor", "lo", REQ, "priority: 5000, ")
 		 RUNNING("victim", "hi", "n1", REQ, "priority: 1, "));
 	fx_open(f, CONF);

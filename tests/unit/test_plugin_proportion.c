@@ -151,9 +151,11 @@ static void enqueueable_rejects_a_job_whose_minimum_passes_capability(void **sta
 {
 	fx *f = *state;
 	fx_loadf(f, QUEUE("qc", "weight: 1, capability: {cpu: '2'}")
-		 PODGROUP("big", 3, ", queue: qc") POD("b0", "big", ONE, "") POD("b1", "big", ONE, "")
+		 PODGROUP("big", 3, ", queue: qc") POD("b0", "big", ONE, "")
+		 POD("b1", "big", ONE, "")
 		 POD("b2", "big", ONE, "")
-		 PODGROUP("fits", 2, ", queue: qc") POD("f0", "fits", ONE, "") POD("f1", "fits", ONE, "")
+		 PODGROUP("fits", 2, ", queue: qc") POD("f0", "fits", ONE, "")
+		 POD("f1", "fits", ONE, "")
 		 POD("f2", "fits", ONE, ""));
 	fx_open(f, CONF);
 	assert_false(kb_job_enqueueable(&f->ssn, fx_job(f, "default/big")));
@@ -184,7 +186,8 @@ static void close_says_the_queue_capability_holds_the_job(void **state)
 {
 	fx *f = *state;
 	fx_loadf(f, QUEUE("qc", "weight: 1, capability: {cpu: '2'}")
-		 PODGROUP("big", 3, ", queue: qc") POD("b0", "big", ONE, "") POD("b1", "big", ONE, "")
+		 PODGROUP("big", 3, ", queue: qc") POD("b0", "big", ONE, "")
+		 POD("b1", "big", ONE, "")
 		 POD("b2", "big", ONE, ""));
 	fx_open(f, "actions: \"backfill\"\ntiers:\n- plugins:\n  - name: proportion\n");
 	fx_run(f);
@@ -203,8 +206,10 @@ static void reclaim_cluster(fx *f)
 {
 	fx_loadf(f, QUEUE("qa", "weight: 1") QUEUE("qb", "weight: 1")
 		 PODGROUP("a", 1, ", queue: qa") RUNNING("a0", "a", "n1", "{cpu: '1'}", "")
-		 RUNNING("a1", "a", "n1", "{cpu: '1'}", "") RUNNING("a2", "a", "n1", "{cpu: '1'}", "")
-		 RUNNING("a3", "a", "n1", "{cpu: '1'}", "") RUNNING("a4", "a", "n2", "{cpu: '1'}", "")
+		 RUNNING("a1", "a", "n1", "{cpu: '1'}", "")
+		 RUNNING("a2", "a", "n1", "{cpu: '1'}", "")
+		 RUNNING("a3", "a", "n1", "{cpu: '1'}", "")
+		 RUNNING("a4", "a", "n2", "{cpu: '1'}", "")
 		 RUNNING("a5", "a", "n2", "{cpu: '1'}", "")
 		 PODGROUP("b", 1, ", queue: qb") POD("b0", "b", "{cpu: '1'}", "")
 		 POD("b1", "b", "{cpu: '7'}", ""));
