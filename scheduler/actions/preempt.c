@@ -218,10 +218,20 @@ static int evict_on_node(evict_ctx *ec, kb_statement *st, const kb_task *t, uint
 		ec->room_grew++;
 	}
 	/* The plugins must accept exactly this set (a gang loses its spare
-	 * members, or everything, never a part in between). */
+	 * members, or everything, never a part in between), judged on the
+	 * state before it was evicted: the tentative evictions are undone
+	 * first (they lowered the very counts gang and proportion look at),
+	 * and made again when the set passes. */
 	if (r == 0 && k > 0 && fits(ec, t, ni)) {
+		kb_stmt_discard_to(st, mark);
 		int again = allowed(ec, t, ret_victims, k, ec->chosen);
-		r = again < 0 ? again : again == (int)k ? (int)k : 0;
+		r = again < 0 ? again : again == (int)k ? 0 : 1;
+		for (uint32_t i = 0; r == 0 && i < k; i++)
+			r = kb_stmt_evict(st, ret_victims[i], why);
+		ec->room_grew++;
+		if (r == 0)
+			return (int)k;
+		r = r < 0 ? r : 0;
 	}
 	if (r <= 0) {
 		kb_stmt_discard_to(st, mark);
@@ -428,17 +438,23 @@ static int try_jobs(evict_ctx *ec, const kb_job *j, const kb_task *t, uint32_t u
 	kb_session *ssn = ec->ssn;
 	const kb_snapshot *s = ssn->snap;
 	kb_stmt_init(st, ssn);
+	/* The jobs together, as one victim set: the plugins' cumulative rules
+	 * (proportion: a queue keeps its deserved share, counting every victim
+	 * taken from it) hold for the combination, not job by job. */
+	uint32_t nall = 0;
+	for (uint32_t v = 0; v < nvj; v++)
+		if (use & (1u << v))
+			nall += whole_job(ec, t, ec->vjobs[v].job, ec->victims + nall);
+	int na = allowed(ec, t, ec->victims, nall, ec->chosen);
+	if (na < 0)
+		return na;
+	if ((uint32_t)na != nall)
+		return 0;
 	const char *why = eviction_reason(ec, t);
 	int r = why ? 0 : -ENOMEM;
-	for (uint32_t v = 0; v < nvj && r == 0; v++) {
-		if (!(use & (1u << v)))
-			continue;
-		uint32_t n = whole_job(ec, t, ec->vjobs[v].job, ec->cands);
-		for (uint32_t i = 0; i < n && r == 0; i++) {
-			r = kb_stmt_evict(st, ec->cands[i], why);
-			ec->room_grew++;
-		}
-	}
+	for (uint32_t i = 0; i < nall && r == 0; i++)
+		r = kb_stmt_evict(st, ec->victims[i], why);
+	ec->room_grew++;
 	/* Pending tasks not tried yet: once the placed ones and these cannot
 	 * make minMember, the rest need not be tried. */
 	int32_t untried = j->nstatus[KB_TASK_PENDING];

@@ -130,6 +130,20 @@ static void preempt_takes_a_gang_whole_rather_than_below_min_member(void **state
 	assert_int_equal(fx_task(f, "default/p")->status, KB_TASK_PIPELINED);
 }
 
+static void preempt_takes_only_spare_members_of_a_gang(void **state)
+{
+	fx *f = *state;
+	/* 2 cpu: v's two members above minMember 2 are enough, and all the
+	 * plugins allow them (the set is judged before it is evicted, not
+	 * against the counts its own eviction lowered). */
+	fx_loadf(f, VICTIM_GANG LONE_POD("p", CPU(2), PRIO(100)));
+	fx_open(f, CONF);
+	fx_run(f);
+	assert_int_equal(f->nevicted, 2);
+	assert_int_equal(kb_job_ready_count(fx_job(f, "default/v")), 2);
+	assert_int_equal(fx_task(f, "default/p")->status, KB_TASK_PIPELINED);
+}
+
 static void preempt_never_evicts_a_critical_pod(void **state)
 {
 	fx *f = *state;
@@ -178,6 +192,7 @@ int main(void)
 		T(preempt_takes_the_lowest_priority_victim_and_no_more),
 		T(preempt_stays_within_the_preemptor_queue),
 		T(preempt_takes_a_gang_whole_rather_than_below_min_member),
+		T(preempt_takes_only_spare_members_of_a_gang),
 		T(preempt_never_evicts_a_critical_pod),
 		T(preempt_never_acts_for_a_pod_with_preemption_policy_never),
 		T(preempt_spares_a_pod_marked_not_preemptable),

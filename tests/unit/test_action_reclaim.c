@@ -175,6 +175,45 @@ static void reclaim_leaves_a_victim_queue_its_deserved_share(void **state)
 	assert_int_equal(fx_task(f, "default/b-0")->status, KB_TASK_PENDING);
 }
 
+static void reclaim_leaves_lone_pods_queue_its_deserved_share(void **state)
+{
+	fx *f = *state;
+	/* As above, with four lone pods per queue: whole victim jobs (step 2)
+	 * are judged together, so qa and qc each give at most the 1 cpu above
+	 * their share of 3, and neither goes below it. */
+	fx_loadf(f, QUEUE("qa", "weight: 1") QUEUE("qb", "weight: 2") QUEUE("qc", "weight: 1")
+		 IN_Q("a0", "qa", "n1", CPU(1), "") IN_Q("a1", "qa", "n1", CPU(1), "")
+		 IN_Q("a2", "qa", "n1", CPU(1), "") IN_Q("a3", "qa", "n1", CPU(1), "")
+		 IN_Q("c0", "qc", "n2", CPU(1), "") IN_Q("c1", "qc", "n2", CPU(1), "")
+		 IN_Q("c2", "qc", "n2", CPU(1), "") IN_Q("c3", "qc", "n2", CPU(1), "")
+		 WANTS("b", "qb", CPU(2)));
+	fx_open(f, CONF_PROPORTION_DECIDES);
+	fx_run(f);
+	assert_true(evicted_from(f, "default/a") <= 1);
+	assert_true(evicted_from(f, "default/c") <= 1);
+}
+
+static void reclaim_with_proportion_deciding_still_takes_the_surplus(void **state)
+{
+	fx *f = *state;
+	/* qa and qc (w1) hold 4 cpu each on their own node, one job of four
+	 * (minMember 1); qb (w2) asks 1 cpu: qa and qc deserve 3.5 and hold 4,
+	 * so one pod goes. The set is judged before its eviction lowers the
+	 * queue's allocation. */
+	fx_loadf(f, QUEUE("qa", "weight: 1") QUEUE("qb", "weight: 2") QUEUE("qc", "weight: 1")
+		 PODGROUP("a", 1, ", queue: qa") RUNNING("a0", "a", "n1", CPU(1), "")
+		 RUNNING("a1", "a", "n1", CPU(1), "") RUNNING("a2", "a", "n1", CPU(1), "")
+		 RUNNING("a3", "a", "n1", CPU(1), "")
+		 PODGROUP("c", 1, ", queue: qc") RUNNING("c0", "c", "n2", CPU(1), "")
+		 RUNNING("c1", "c", "n2", CPU(1), "") RUNNING("c2", "c", "n2", CPU(1), "")
+		 RUNNING("c3", "c", "n2", CPU(1), "")
+		 WANTS("b", "qb", CPU(1)));
+	fx_open(f, CONF_PROPORTION_DECIDES);
+	fx_run(f);
+	assert_int_equal(f->nevicted, 1);
+	assert_int_equal(fx_task(f, "default/b-0")->status, KB_TASK_PIPELINED);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -185,6 +224,8 @@ int main(void)
 		T(reclaim_never_takes_from_the_reclaimer_own_queue),
 		T(reclaim_evicts_nothing_when_the_reclaimer_would_still_not_fit),
 		T(reclaim_leaves_a_victim_queue_its_deserved_share),
+		T(reclaim_leaves_lone_pods_queue_its_deserved_share),
+		T(reclaim_with_proportion_deciding_still_takes_the_surplus),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
