@@ -10,6 +10,7 @@
 #include "api/snapshot.h"
 #include "base/arena.h"
 #include "cache/cluster.h"
+#include "cache/manifests.h"
 #include "queue/deserved.h"
 #include "queue/queue_conf.h"
 #include "scheduler/conf.h"

@@ -32,68 +32,76 @@ static int cmp_res(const void *a, const void *b)
 	return 0;
 }
 
-int kb_job_min_request(const kb_session *ssn, const kb_job *j, kb_res *ret)
+/* The sum of the requests of the k smallest of j's tasks (pending_only:
+ * of its pending tasks that are not BestEffort) into *ret, and how many
+ * such tasks there are into *ret_n (the sum is left zero when fewer than
+ * k). Returns 0 or -ENOMEM. O(tasks), no allocation when they ask alike;
+ * else O(tasks log tasks) with scratch from the session arena. */
+static int sum_smallest(const kb_session *ssn, const kb_job *j, bool pending_only, uint32_t k,
+			kb_res *ret, uint32_t *ret_n)
 {
-	memset(ret, 0, sizeof(*ret));
-	if (j->has_min_resources) {
-		*ret = j->min_resources;
-		return 0;
-	}
 	const kb_snapshot *s = ssn->snap;
-	uint32_t n = j->ntasks;
-	if (n == 0)
+	memset(ret, 0, sizeof(*ret));
+	/* A gang's members usually ask the same: then no copy and no sort. */
+	const kb_res *first = NULL;
+	bool alike = true;
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < j->ntasks; i++) {
+		const kb_task *t = &s->tasks[s->job_tasks[j->first_task + i]];
+		if (pending_only && (t->status != KB_TASK_PENDING || t->best_effort))
+			continue;
+		if (!first)
+			first = &t->req;
+		alike = alike && memcmp(&t->req, first, sizeof(*first)) == 0;
+		n++;
+	}
+	*ret_n = n;
+	if (k > n)
 		return 0;
-	uint32_t m = j->min_member > 0 && (uint32_t)j->min_member < n ? (uint32_t)j->min_member : n;
-	const kb_res *first = &s->tasks[s->job_tasks[j->first_task]].req;
-	bool alike = true; /* a gang's members usually ask the same: no copy, no sort */
-	for (uint32_t k = 1; k < n && alike; k++)
-		alike = memcmp(&s->tasks[s->job_tasks[j->first_task + k]].req, first, sizeof(*first)) == 0;
 	if (alike) {
-		for (uint32_t k = 0; k < m; k++)
+		for (uint32_t i = 0; i < k; i++)
 			kb_res_add(ret, first);
 		return 0;
 	}
 	kb_res *reqs = kb_session_calloc(ssn, n, sizeof(kb_res));
 	if (!reqs)
 		return -ENOMEM;
-	for (uint32_t k = 0; k < n; k++)
-		reqs[k] = s->tasks[s->job_tasks[j->first_task + k]].req;
+	n = 0;
+	for (uint32_t i = 0; i < j->ntasks; i++) {
+		const kb_task *t = &s->tasks[s->job_tasks[j->first_task + i]];
+		if (!pending_only || (t->status == KB_TASK_PENDING && !t->best_effort))
+			reqs[n++] = t->req;
+	}
 	qsort(reqs, n, sizeof(kb_res), cmp_res);
-	for (uint32_t k = 0; k < m; k++)
-		kb_res_add(ret, &reqs[k]);
+	for (uint32_t i = 0; i < k; i++)
+		kb_res_add(ret, &reqs[i]);
 	return 0;
+}
+
+int kb_job_min_request(const kb_session *ssn, const kb_job *j, kb_res *ret)
+{
+	if (j->has_min_resources) {
+		*ret = j->min_resources;
+		return 0;
+	}
+	uint32_t n = j->ntasks, m = j->min_member > 0 && (uint32_t)j->min_member < n
+					     ? (uint32_t)j->min_member
+					     : n;
+	return sum_smallest(ssn, j, false, m, ret, &n);
 }
 
 int kb_job_remaining_need(const kb_session *ssn, const kb_job *j, kb_res *ret, int32_t *ret_count)
 {
-	const kb_snapshot *s = ssn->snap;
 	memset(ret, 0, sizeof(*ret));
 	*ret_count = 0;
 	int32_t k = j->min_member - kb_job_placed_count(j);
 	if (k <= 0)
 		return 0;
-	kb_res *reqs = kb_session_calloc(ssn, j->ntasks ? j->ntasks : 1, sizeof(kb_res));
-	if (!reqs)
-		return -ENOMEM;
-	uint32_t n = 0;
-	for (uint32_t i = 0; i < j->ntasks; i++) {
-		const kb_task *t = &s->tasks[s->job_tasks[j->first_task + i]];
-		if (t->status == KB_TASK_PENDING && !t->best_effort)
-			reqs[n++] = t->req;
-	}
-	if ((uint32_t)k > n) {
-		*ret_count = -1;
-		return 0;
-	}
-	bool alike = true; /* a gang's members usually ask the same: no sort then */
-	for (uint32_t i = 1; i < n && alike; i++)
-		alike = memcmp(&reqs[i], &reqs[0], sizeof(kb_res)) == 0;
-	if (!alike)
-		qsort(reqs, n, sizeof(kb_res), cmp_res);
-	for (int32_t i = 0; i < k; i++)
-		kb_res_add(ret, &reqs[i]);
-	*ret_count = k;
-	return 0;
+	uint32_t n;
+	int r = sum_smallest(ssn, j, true, (uint32_t)k, ret, &n);
+	if (r == 0)
+		*ret_count = (uint32_t)k > n ? -1 : k;
+	return r;
 }
 
 int kb_job_ref_cmp(const void *a, const void *b)

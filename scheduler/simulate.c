@@ -8,6 +8,7 @@
 #include "api/defaults.h"
 #include "api/quantity.h"
 #include "base/yaml_doc.h"
+#include "cache/manifests.h"
 #include "scheduler/framework.h"
 #include "api/jobstatus.h"
 

@@ -28,7 +28,6 @@
 #include "base/error.h"
 #include "base/vec.h"
 #include "cache/cluster.h"
-#include "cache/manifests.h" /* kb_manifests_load, for the simulator's callers */
 #include "scheduler/conf.h"
 
 typedef enum kb_sim_output { KB_SIM_JSON, KB_SIM_TABLE } kb_sim_output;

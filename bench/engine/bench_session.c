@@ -63,6 +63,7 @@
 #include "base/vec.h"
 #include "base/yaml_doc.h"
 #include "cache/cluster.h"
+#include "cache/manifests.h"
 #include "scheduler/conf.h"
 #include "scheduler/framework.h"
 #include "api/jobstatus.h"

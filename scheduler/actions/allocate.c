@@ -19,8 +19,9 @@
  *    leaving no trace, and the job records why.
  * When the enqueue action is configured, only jobs it admitted (Inqueue or
  * already Running) are considered; when it is not, allocate admits Pending
- * PodGroups itself (Pending -> Inqueue), pods or not, as volcano's does. A job whose remaining minimum exceeds the
- * whole cluster's free resources is skipped without searching nodes.
+ * PodGroups itself (Pending -> Inqueue), pods or not, as volcano's does.
+ * A job whose remaining minimum exceeds the whole cluster's free resources
+ * is skipped without searching nodes.
  *
  * Cost: O(tasks placed x nodes x predicates) plus heap operations.
  */
@@ -193,19 +194,23 @@ static int job_turn(alloc_ctx *ac, uint32_t ji, kb_statement *st, kb_pq *jobs,
 	return 0;
 }
 
-/* Why job j may not be allocated this session, or NULL when it may. Without
- * the enqueue action, a Pending PodGroup is admitted here (volcano's
- * allocate does the same), so that no configuration leaves a group that
- * waits for Inqueue before creating its pods waiting forever. */
-static const char *not_allocatable(kb_session *ssn, kb_job *j)
+/* Without the enqueue action, a Pending PodGroup of an open queue is
+ * admitted by allocate (volcano's allocate does the same), pods or not, so
+ * that no configuration leaves a group that waits for Inqueue before
+ * creating its pods waiting forever. O(1). */
+static void admit_without_enqueue(const kb_session *ssn, kb_job *j)
+{
+	if (!ssn->enqueue_configured && j->flavor != KB_PG_NONE && j->phase == KB_PG_PENDING &&
+	    ssn->snap->queues[j->queue].state == KB_QUEUE_OPEN)
+		j->phase = KB_PG_INQUEUE;
+}
+
+/* Why job j, which has pending tasks, may not be allocated this session,
+ * or NULL when it may. */
+static const char *not_allocatable(kb_session *ssn, const kb_job *j)
 {
 	const kb_queue *q = &ssn->snap->queues[j->queue];
-	bool open = q->state == KB_QUEUE_OPEN;
-	if (open && !ssn->enqueue_configured && j->flavor != KB_PG_NONE && j->phase == KB_PG_PENDING)
-		j->phase = KB_PG_INQUEUE;
-	if (!kb_job_has_pending(ssn->snap, j, false))
-		return NULL; /* nothing to place: not queued, and no reason either */
-	if (!open)
+	if (q->state != KB_QUEUE_OPEN)
 		return kb_arena_printf(&ssn->arena, "queue \"%s\" is not open", q->name);
 	const char *invalid = kb_job_valid(ssn, j);
 	if (invalid)
@@ -231,13 +236,14 @@ static int fill_queues(alloc_ctx *ac, kb_pq *queues)
 		kb_job *j = &s->jobs[ji];
 		if (j->queue < 0)
 			continue;
+		admit_without_enqueue(ssn, j);
+		if (!kb_job_has_pending(s, j, false))
+			continue; /* nothing to place: not queued, and no reason either */
 		const char *why = not_allocatable(ssn, j);
 		if (why) {
 			kb_job_out(ssn, j)->pending_reason = why;
 			continue;
 		}
-		if (!kb_job_has_pending(s, j, false))
-			continue;
 		if (kb_pq_push(&ac->jobs_of_queue[j->queue], ji) < 0)
 			return -ENOMEM;
 		if (!queued[j->queue]) {

@@ -61,6 +61,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/pod_spec.h"
 #include "api/quantity.h"
 #include "scheduler/actions/actions.h"
 #include "scheduler/actions/placement.h"
@@ -92,6 +93,8 @@ typedef struct evict_ctx {
 	uint32_t *chosen;  /* scratch, ntasks */
 	uint32_t *best;    /* scratch, ntasks */
 	victim_job *vjobs; /* scratch, njobs */
+	const kb_task *why_task; /* the preemptor why was built for */
+	const char *why;
 	/* Tasks that found no node as they are, and the eviction count then:
 	 * a later task that places alike, asks no less and comes before any
 	 * new eviction finds none either. */
@@ -183,18 +186,26 @@ static bool fits(const evict_ctx *ec, const kb_task *t, uint32_t ni)
 	       kb_predicate(ec->ssn, t, &ec->ssn->snap->nodes[ni], NULL) == KB_FIT_OK;
 }
 
+/* "preempted by ns/pod": built once per preemptor (the node search asks
+ * for it on every node with victims), from the session arena; NULL on
+ * -ENOMEM. */
 static const char *eviction_reason(evict_ctx *ec, const kb_task *t)
 {
-	return kb_arena_printf(&ec->ssn->arena, "%s by %s",
-			       ec->mode == MODE_PREEMPT ? "preempted" : "reclaimed", t->key);
+	if (ec->why_task != t) {
+		ec->why = kb_arena_printf(&ec->ssn->arena, "%s by %s",
+					  ec->mode == MODE_PREEMPT ? "preempted" : "reclaimed", t->key);
+		ec->why_task = ec->why ? t : NULL;
+	}
+	return ec->why;
 }
 
 /* Evicts tentatively, in victim order, the fewest of node ni's candidates
- * that let t fit the node and its queue. When t then fits, the evictions stay
- * in st and their count is returned (the victims in ret_victims); otherwise
- * they are undone and 0 is returned. -ENOMEM with st as it was. */
+ * that let t fit the node and its queue, and returns their count (the
+ * victims in ret_victims), or 0 when t never fits. The evictions stay in st
+ * when keep is true; otherwise (counting only, for the node search) st is
+ * left as it was. -ENOMEM with st as it was. */
 static int evict_on_node(evict_ctx *ec, kb_statement *st, const kb_task *t, uint32_t ni,
-			 uint32_t *ret_victims)
+			 uint32_t *ret_victims, bool keep)
 {
 	const kb_snapshot *s = ec->ssn->snap;
 	uint32_t nc = 0;
@@ -226,7 +237,7 @@ static int evict_on_node(evict_ctx *ec, kb_statement *st, const kb_task *t, uint
 		kb_stmt_discard_to(st, mark);
 		int again = allowed(ec, t, ret_victims, k, ec->chosen);
 		r = again < 0 ? again : again == (int)k ? 0 : 1;
-		for (uint32_t i = 0; r == 0 && i < k; i++)
+		for (uint32_t i = 0; keep && r == 0 && i < k; i++)
 			r = kb_stmt_evict(st, ret_victims[i], why);
 		ec->room_grew++;
 		if (r == 0)
@@ -240,19 +251,24 @@ static int evict_on_node(evict_ctx *ec, kb_statement *st, const kb_task *t, uint
 	return r;
 }
 
-/* Whether two pod specs place alike: the same spec, or both with nothing
- * that narrows the nodes (no selector, affinity, tolerations, host ports or
- * GPU wishes), as the members of one training job usually are. O(1). */
-static bool place_alike(const kb_pod_spec *a, const kb_pod_spec *b)
+/* Whether one of the tasks list[0..n), each of which failed a search in
+ * this action, covers t: the same queue, a spec that places the same
+ * (api/pod_spec.h), a request no larger, and, when the search looked at
+ * victims (same_victims), the same job priority and BestEffort class, since
+ * those decide who may be a victim. O(n). */
+static bool memo_covers(const kb_snapshot *s, const uint32_t *list, uint32_t n, const kb_task *t,
+			bool same_victims)
 {
-	if (a == b)
-		return true;
-	if (!a || !b)
-		return false;
-	return a->node_selector.n == 0 && b->node_selector.n == 0 && a->nrequired == 0 &&
-	       b->nrequired == 0 && a->ntolerations == 0 && b->ntolerations == 0 &&
-	       a->nhost_ports == 0 && b->nhost_ports == 0 && !a->gpu_models && !b->gpu_models &&
-	       a->gpu_milli == b->gpu_milli;
+	for (uint32_t i = 0; i < n; i++) {
+		const kb_task *h = &s->tasks[list[i]];
+		if (s->jobs[h->job].queue != s->jobs[t->job].queue || !kb_res_le(&h->req, &t->req) ||
+		    !kb_pod_spec_same_placement(h->spec, t->spec))
+			continue;
+		if (!same_victims ||
+		    (job_priority(s, h) == job_priority(s, t) && h->best_effort == t->best_effort))
+			return true;
+	}
+	return false;
 }
 
 /* Places t where it fits as it is (allocate or pipeline). For reclaim, only
@@ -269,12 +285,8 @@ static int place_plain(evict_ctx *ec, kb_statement *st, uint32_t ti)
 		return 0;
 	if (ec->plain_failed_at != ec->room_grew)
 		ec->nplain_failed = 0; /* room was freed since: forget */
-	for (uint32_t i = 0; i < ec->nplain_failed; i++) {
-		const kb_task *h = &s->tasks[ec->plain_failed[i]];
-		if (s->jobs[h->job].queue == s->jobs[t->job].queue &&
-		    place_alike(h->spec, t->spec) && kb_res_le(&h->req, &t->req))
-			return 0;
-	}
+	if (memo_covers(s, ec->plain_failed, ec->nplain_failed, t, false))
+		return 0;
 	int32_t ni = kb_best_node(ssn, t, NULL);
 	if (ni < 0) {
 		if (ec->nplain_failed < KB_MAX_HOPELESS)
@@ -287,35 +299,20 @@ static int place_plain(evict_ctx *ec, kb_statement *st, uint32_t ti)
 	return r < 0 ? r : 1;
 }
 
-/* Whether an earlier task of the same queue, priority and shape, asking no
- * more than t, found no victims anywhere in this action (so t finds none). */
-static bool known_hopeless(const evict_ctx *ec, const kb_task *t)
-{
-	const kb_snapshot *s = ec->ssn->snap;
-	for (uint32_t i = 0; i < ec->nhopeless; i++) {
-		const kb_task *h = &s->tasks[ec->hopeless[i]];
-		if (s->jobs[h->job].queue == s->jobs[t->job].queue &&
-		    job_priority(s, h) == job_priority(s, t) && h->best_effort == t->best_effort &&
-		    place_alike(h->spec, t->spec) && kb_res_le(&h->req, &t->req))
-			return true;
-	}
-	return false;
-}
-
 /* The node where t needs the fewest victims, and their count; 0 when none
  * will do, or -ENOMEM. The snapshot is left as it was. */
 static int best_victim_node(evict_ctx *ec, kb_statement *st, const kb_task *t, uint32_t *ret_node)
 {
 	const kb_snapshot *s = ec->ssn->snap;
-	if (known_hopeless(ec, t))
+	/* An earlier task of the same queue, priority and shape, asking no
+	 * more, found no victims anywhere in this action: t finds none. */
+	if (memo_covers(s, ec->hopeless, ec->nhopeless, t, true))
 		return 0;
 	int best_n = -1, best_k = 0;
 	for (uint32_t ni = 0; ni < s->nnodes; ni++) {
-		uint32_t mark = kb_stmt_size(st);
-		int nv = evict_on_node(ec, st, t, ni, ec->chosen);
+		int nv = evict_on_node(ec, st, t, ni, ec->chosen, false);
 		if (nv < 0)
 			return nv;
-		kb_stmt_discard_to(st, mark); /* undoes evictions: room only shrinks */
 		if (nv == 0)
 			continue;
 		if (best_n < 0 || nv < best_k ||
@@ -367,7 +364,7 @@ static int by_tasks(evict_ctx *ec, kb_statement *st, const kb_job *j)
 				return nv;
 			continue; /* this task waits; a sibling may still fit */
 		}
-		if ((r = evict_on_node(ec, st, t, ni, ec->chosen)) <= 0)
+		if ((r = evict_on_node(ec, st, t, ni, ec->chosen, true)) <= 0)
 			return r < 0 ? r : 0; /* deterministic: found above */
 		if ((r = kb_stmt_pipeline(st, ti, ni)) < 0)
 			return r;

@@ -15,6 +15,7 @@
 #include "api/quantity.h"
 #include "base/yaml_doc.h"
 #include "cache/cluster.h"
+#include "cache/manifests.h"
 #include "scheduler/simulate.h"
 #include "api/defaults.h"
 #include "plugins/registry.h"

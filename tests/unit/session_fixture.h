@@ -43,6 +43,11 @@ typedef struct fx {
 	const char *pending[FX_MAX_EFFECTS];
 	char pending_reason[FX_MAX_EFFECTS][512];
 	int npending;
+	/* At close: each PodGroup's status phase and unschedulable reason. */
+	const char *group[FX_MAX_EFFECTS];
+	kb_pg_phase group_phase[FX_MAX_EFFECTS];
+	char group_reason[FX_MAX_EFFECTS][512];
+	int ngroups;
 } fx;
 
 static int fx_rec_bind(void *ctx, const kb_snapshot *snap, int64_t now, const kb_task *t,
@@ -73,8 +78,24 @@ static int fx_rec_pending(void *ctx, const kb_snapshot *snap, const kb_task *t, 
 	return 0;
 }
 
-static const kb_effects fx_recorder = {
-	.bind = fx_rec_bind, .evict = fx_rec_evict, .task_pending = fx_rec_pending};
+static int fx_rec_job_status(void *ctx, const kb_snapshot *snap, const kb_job *j,
+			     const kb_job_status *st)
+{
+	fx *f = ctx;
+	if (j->flavor == KB_PG_NONE)
+		return 0;
+	assert_true(f->ngroups < FX_MAX_EFFECTS);
+	f->group_phase[f->ngroups] = st->phase;
+	snprintf(f->group_reason[f->ngroups], sizeof(f->group_reason[0]), "%s",
+		 st->unschedulable ? st->unschedulable : "");
+	f->group[f->ngroups++] = j->key;
+	return 0;
+}
+
+static const kb_effects fx_recorder = {.bind = fx_rec_bind,
+				       .evict = fx_rec_evict,
+				       .job_status = fx_rec_job_status,
+				       .task_pending = fx_rec_pending};
 
 static inline fx *fx_new(void)
 {
@@ -135,6 +156,18 @@ static inline void fx_close(fx *f)
 	kb_session_close(&f->ssn);
 }
 
+/* A fixture with manifests loaded and one session with conf_text run and
+ * closed (statuses and pending reasons recorded). Free with fx_free. */
+static inline fx *fx_session(const char *conf_text, const char *manifests)
+{
+	fx *f = fx_new();
+	fx_loadf(f, "%s", manifests);
+	fx_open(f, conf_text);
+	fx_run(f);
+	fx_close(f);
+	return f;
+}
+
 /* The reason recorded at close for a pending task, or NULL. */
 static inline const char *fx_pending_reason(const fx *f, const char *key)
 {
@@ -142,6 +175,26 @@ static inline const char *fx_pending_reason(const fx *f, const char *key)
 		if (strcmp(f->pending[i], key) == 0)
 			return f->pending_reason[i];
 	return NULL;
+}
+
+/* The status phase reported at close for PodGroup key ("ns/name"). */
+static inline kb_pg_phase fx_group_phase(const fx *f, const char *key)
+{
+	for (int i = 0; i < f->ngroups; i++)
+		if (strcmp(f->group[i], key) == 0)
+			return f->group_phase[i];
+	fail_msg("no status reported for PodGroup %s", key);
+	return KB_PG_UNKNOWN;
+}
+
+/* The unschedulable reason reported at close for PodGroup key ("" when none). */
+static inline const char *fx_group_reason(const fx *f, const char *key)
+{
+	for (int i = 0; i < f->ngroups; i++)
+		if (strcmp(f->group[i], key) == 0)
+			return f->group_reason[i];
+	fail_msg("no status reported for PodGroup %s", key);
+	return "";
 }
 
 static inline void fx_free(fx *f)

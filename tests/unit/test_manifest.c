@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cache/cluster.h"
+#include "cache/manifests.h"
 #include "cache/objects.h"
 #include "scheduler/simulate.h"
 
