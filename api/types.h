@@ -220,6 +220,12 @@ typedef struct kb_job {
 	 * concludes about a job is session output (scheduler/framework.h:
 	 * kb_job_outcome), not part of the model. */
 	const char *invalid;
+	/* Pods of ours in the group held back by spec.schedulingGates: not
+	 * tasks until ungated (the gang's reason counts them). */
+	int32_t ngated;
+	/* Every pod of the group names another scheduler: its group is left
+	 * alone, neither scheduled nor reported (invalid says why). */
+	bool foreign;
 } kb_job;
 
 /* ---- node ------------------------------------------------------------------------ */

@@ -237,6 +237,12 @@ int dec_pod(dec_ctx *d)
 	    (r = dec_preemptable(d, po)) < 0 || (r = dec_group(d, po)) < 0)
 		return r;
 	po->task_role = kb_labels_get(&d->o->meta.annotations, KB_ANN_TASK_SPEC);
+	po->queue_name = dec_annotation_nonempty(d, KB_ANN_VOLCANO_QUEUE);
+	const kb_yaml_node *gates;
+	if ((r = dec_seq(d, kb_yaml_get(spec, "schedulingGates"), "spec.schedulingGates",
+			 &gates)) < 0)
+		return r;
+	po->gated = gates && gates->n > 0;
 
 	po->spec.labels = d->o->meta.labels;
 	if ((r = dec_pod_containers(d, spec, po)) < 0 ||

@@ -35,9 +35,10 @@
  *    (sidecars are init containers with restartPolicy Always; without any
  *    this is max(sum of containers, max of init containers)); pods = 1.
  *  - PodGroup: minMember 0 when absent in all three APIs (Go's zero value:
- *    no CRD defaults it); spec.queue NULL when absent, so the queue
- *    configuration's namespace mapping, then the default queue, applies (in
- *    a cluster, volcano's CRD writes "default" itself at admission);
+ *    no CRD defaults it); the queue is spec.queue, else the annotation
+ *    KB_ANN_VOLCANO_QUEUE, else NULL, so the queue configuration's
+ *    namespace mapping, then the default queue, applies (in a cluster,
+ *    volcano's CRD writes "default" itself at admission);
  *    unknown status.phase strings are Pending.
  *  - Queue: weight 1 when absent (kube-batch's CRD default) or 0 (volcano's
  *    admission webhook); reclaimable true (volcano's webhook); state Open
@@ -81,6 +82,10 @@
 /* volcano's task role of a pod (the training-operator and volcano's job
  * controller set it): what a PodGroup's spec.minTaskMember counts. */
 #define KB_ANN_TASK_SPEC "volcano.sh/task-spec"
+/* volcano's queue of a PodGroup or a pod, as an annotation: the
+ * training-operator copies it onto the PodGroup kinds that have no
+ * spec.queue (coscheduling's); volcano's job controller puts it on pods. */
+#define KB_ANN_VOLCANO_QUEUE "scheduling.volcano.sh/queue-name"
 #define KB_RES_GPU_NAME "nvidia.com/gpu"
 
 typedef enum kb_kind {
@@ -142,6 +147,8 @@ typedef struct kb_pod_obj {
 	kb_preemption_policy preemption_policy; /* spec.preemptionPolicy */
 	bool preemptable;       /* KB_PREEMPTABLE_KEY, label or annotation; default true */
 	const char *task_role;  /* KB_ANN_TASK_SPEC, or NULL */
+	const char *queue_name; /* KB_ANN_VOLCANO_QUEUE (non-empty), or NULL */
+	bool gated;             /* spec.schedulingGates is not empty: not to be placed */
 	const char *group_name; /* PodGroup name in the pod's namespace, or NULL */
 	const char *group_key;  /* "ns/group_name", or NULL */
 	kb_res req;      /* see kb_task.req */
@@ -156,7 +163,7 @@ typedef struct kb_pod_obj {
 typedef struct kb_podgroup_obj {
 	kb_pg_flavor flavor;
 	int32_t min_member;
-	const char *queue; /* spec.queue, or NULL */
+	const char *queue; /* spec.queue, else annotation KB_ANN_VOLCANO_QUEUE, or NULL */
 	const char *priority_class_name;
 	bool has_min_resources;
 	kb_res min_resources;

@@ -197,11 +197,11 @@ static int job_turn(alloc_ctx *ac, uint32_t ji, kb_statement *st, kb_pq *jobs,
 /* Without the enqueue action, a Pending PodGroup of an open queue is
  * admitted by allocate (volcano's allocate does the same), pods or not, so
  * that no configuration leaves a group that waits for Inqueue before
- * creating its pods waiting forever. O(1). */
+ * creating its pods waiting forever; not one the cache found invalid. O(1). */
 static void admit_without_enqueue(const kb_session *ssn, kb_job *j)
 {
 	if (!ssn->enqueue_configured && j->flavor != KB_PG_NONE && j->phase == KB_PG_PENDING &&
-	    ssn->snap->queues[j->queue].state == KB_QUEUE_OPEN)
+	    !j->invalid && ssn->snap->queues[j->queue].state == KB_QUEUE_OPEN)
 		j->phase = KB_PG_INQUEUE;
 }
 

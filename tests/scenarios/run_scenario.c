@@ -472,6 +472,23 @@ static void check_expect(const kb_yaml_node *ex, json_t *outj)
 			    json_integer_value(json_object_get(g, "scheduled")) != want)
 				FAIL("podgroup %s: expected scheduled %lld, got %lld", name, (long long)want,
 				     (long long)json_integer_value(json_object_get(g, "scheduled")));
+			const kb_yaml_node *gv = n->pairs[i].value;
+			for (size_t k = 0; gv && gv->kind == KB_YAML_MAP && k < gv->n; k++) {
+				const char *gk = gv->pairs[k].key->str;
+				if (strcmp(gk, "phase") && strcmp(gk, "scheduled") && strcmp(gk, "reason") &&
+				    strcmp(gk, "left_alone"))
+					FAIL("podgroup %s: unknown key \"%s\"", name, gk);
+			}
+			const kb_yaml_node *rs = kb_yaml_get(gv, "reason");
+			const char *grs = json_string_value(json_object_get(g, "reason"));
+			if (rs && (!grs || !strstr(grs, kb_yaml_str(rs))))
+				FAIL("podgroup %s: expected a reason containing \"%s\", got \"%s\"", name,
+				     kb_yaml_str(rs), grs ? grs : "(none)");
+			const kb_yaml_node *la = kb_yaml_get(gv, "left_alone");
+			bool gla = json_is_true(json_object_get(g, "leftAlone"));
+			if (la && (strcmp(kb_yaml_str(la), "true") == 0) != gla)
+				FAIL("podgroup %s: expected left_alone %s, got %s", name, kb_yaml_str(la),
+				     gla ? "true" : "false");
 		}
 	if ((n = kb_yaml_get(ex, "queues")))
 		for (size_t i = 0; i < n->n; i++) {
