@@ -161,7 +161,8 @@ typedef struct kb_task {
 	int64_t creation_ms; /* creationTimestamp (or simulated arrival), milliseconds */
 	int64_t started_ms;  /* when it was bound/started; used for "least work lost" */
 	int64_t evicted_ms;  /* when it was last evicted (preempted or reclaimed); 0 = never */
-	kb_res req;          /* max(sum of containers, max of init containers) + overhead, pods=1 */
+	kb_res req;          /* what it is charged: its request as the kubelet counts it (plus a
+			      * share of a GPU it does not ask for; kb_cluster_snapshot) */
 	bool best_effort;    /* asks for nothing but a pod slot */
 	bool foreign;        /* another scheduler's pod: occupies its node, never scheduled */
 	bool critical;       /* system-cluster-critical / system-node-critical / kube-system */

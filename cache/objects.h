@@ -43,7 +43,11 @@
  *    admission webhook); reclaimable true (volcano's webhook); state Open
  *    unless volcano's status.state says Closed or Closing.
  *  - Sharing pods (KB_ANN_GPU_MILLI = m): the pod asks for 1 nvidia.com/gpu
- *    or none, and is charged m milli-GPU of nvidia.com/gpu in req.
+ *    or none; req is left as the containers ask (a pod asking 1 holds one
+ *    whole nvidia.com/gpu at the kubelet's admission, whatever m), and the
+ *    pod is not BestEffort. req is always what the kubelet counts against
+ *    the node's allocatable; see kb_cluster_snapshot for what a task is
+ *    charged.
  *
  * Where the code is: cache/objects.c (which kind, decoding start to
  * finish, packing, freeing), cache/decode.h (internal: the helpers every
@@ -144,7 +148,7 @@ typedef struct kb_pod_obj {
 	const char *task_role;  /* KB_ANN_TASK_SPEC, or NULL */
 	const char *group_name; /* PodGroup name in the pod's namespace, or NULL */
 	const char *group_key;  /* "ns/group_name", or NULL */
-	kb_res req;      /* see kb_task.req */
+	kb_res req;      /* effective request, as the kubelet counts it (above) */
 	bool best_effort;
 	kb_pod_spec spec;
 	int64_t sim_arrival_ms;  /* KB_ANN_SIM_ARRIVAL, 0 when absent */
