@@ -105,9 +105,13 @@ typedef struct kb_pod_spec {
 	uint32_t nhost_ports;
 	/* GPU wishes (see plugins/gpu.c): models accepted, '|'-separated, or NULL */
 	const char *gpu_models;
-	/* A share of one GPU in milli-GPU (1..999), 0 when the pod takes whole GPUs */
+	/* A share of one GPU in milli-GPU (1..999, the pod annotation
+	 * KB_ANN_GPU_MILLI), 0 when the pod takes whole GPUs */
 	int32_t gpu_milli;
 } kb_pod_spec;
+
+/* The pod annotation of kb_pod_spec.gpu_milli, for reasons that name it. */
+#define KB_ANN_GPU_MILLI "kube-batchd.io/gpu-milli"
 
 /* One entry of volcano's minTaskMember: at least min pods of the task role
  * must run for the job to be ready. A PodGroup names at most KB_MAX_ROLES. */

@@ -75,7 +75,7 @@
 #define KB_ANN_SIM_ARRIVAL "sim.kube-batchd.io/arrival"   /* seconds after start */
 #define KB_ANN_SIM_DURATION "sim.kube-batchd.io/duration" /* seconds once bound */
 #define KB_ANN_GPU_MODELS "kube-batchd.io/gpu-models"     /* "V100|A100": models accepted */
-#define KB_ANN_GPU_MILLI "kube-batchd.io/gpu-milli"       /* 1..999: a share of one GPU */
+/* KB_ANN_GPU_MILLI ("kube-batchd.io/gpu-milli", 1..999: a share of one GPU) is in api/types.h */
 #define KB_ANN_GPU_TOPOLOGY "kube-batchd.io/gpu-topology" /* node: "0,1,2,3;4,5,6,7" groups */
 #define KB_ANN_GPU_DEVICES "kube-batchd.io/gpu-devices"   /* pod, written at bind: "0,1" */
 #define KB_LABEL_GPU_PRODUCT "nvidia.com/gpu.product"
