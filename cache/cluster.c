@@ -573,9 +573,18 @@ static void node_fill(kb_node *n, const kb_object *o)
 }
 
 /* A task's fields that come from its object and slot, given what the build
- * resolved (priority, foreign, critical). job is left to the caller. */
+ * resolved (priority, foreign, critical) and the index of nvidia.com/gpu
+ * (gpu_res, -1 when none). job is left to the caller.
+ *
+ * What a task is charged (req): what the kubelet counts against the node's
+ * allocatable (the pod's effective request), so that no node is ever bound
+ * beyond it; a pod sharing a GPU (KB_ANN_GPU_MILLI) that asks for one
+ * nvidia.com/gpu is charged it whole. A sharing pod that asks for none is
+ * charged its share of one GPU on top: kube-batchd's own share model (the
+ * simulator's), which no kubelet counts, so it only keeps the node further
+ * below its allocatable. */
 static void task_fill(kb_task *t, const kb_slot *sl, uint32_t slot, int32_t priority,
-		      bool foreign, bool critical, bool preempt_never)
+		      bool foreign, bool critical, bool preempt_never, int gpu_res)
 {
 	const kb_object *o = sl->obj;
 	const kb_pod_obj *p = &o->u.pod;
@@ -587,6 +596,8 @@ static void task_fill(kb_task *t, const kb_slot *sl, uint32_t slot, int32_t prio
 	t->priority = priority;
 	t->creation_ms = sl->created_ms;
 	t->req = p->req;
+	if (p->spec.gpu_milli > 0 && gpu_res >= 0 && t->req.q[gpu_res] == 0)
+		t->req.q[gpu_res] = p->spec.gpu_milli;
 	t->best_effort = p->best_effort;
 	t->foreign = foreign;
 	t->critical = critical;
@@ -777,7 +788,8 @@ static int cache_copy(kb_cluster *c, kb_snapshot *s, kb_err *err)
 		const kb_cached_task *ct = &k->tasks[i];
 		kb_slot *sl = &c->pods.slots.v[ct->slot];
 		kb_task *t = &s->tasks[i];
-		task_fill(t, sl, ct->slot, ct->priority, ct->foreign, ct->critical, ct->preempt_never);
+		task_fill(t, sl, ct->slot, ct->priority, ct->foreign, ct->critical, ct->preempt_never,
+			  s->gpu_res);
 		t->job = ct->job;
 		t->role = ct->role;
 		task_refresh(s, t, sl);
@@ -1028,7 +1040,7 @@ static int build_tasks(kb_cluster *c, kb_snapshot *s, const prio_table *pt, size
 			continue; /* gated, or another scheduler's pending pod: not a task */
 		kb_task *t = &s->tasks[s->ntasks++];
 		task_fill(t, sl, (uint32_t)i, pod_priority(pt, p), !ours, is_critical(o, p),
-			  pod_preempt_never(pt, p));
+			  pod_preempt_never(pt, p), s->gpu_res);
 		task_refresh(s, t, sl);
 		if (ours && !p->group_name)
 			nlone++;

@@ -44,7 +44,11 @@
  *    admission webhook); reclaimable true (volcano's webhook); state Open
  *    unless volcano's status.state says Closed or Closing.
  *  - Sharing pods (KB_ANN_GPU_MILLI = m): the pod asks for 1 nvidia.com/gpu
- *    or none, and is charged m milli-GPU of nvidia.com/gpu in req.
+ *    or none; req is left as the containers ask (a pod asking 1 holds one
+ *    whole nvidia.com/gpu at the kubelet's admission, whatever m), and the
+ *    pod is not BestEffort. req is always what the kubelet counts against
+ *    the node's allocatable; see kb_cluster_snapshot for what a task is
+ *    charged.
  *
  * Where the code is: cache/objects.c (which kind, decoding start to
  * finish, packing, freeing), cache/decode.h (internal: the helpers every
@@ -72,7 +76,7 @@
 #define KB_ANN_SIM_ARRIVAL "sim.kube-batchd.io/arrival"   /* seconds after start */
 #define KB_ANN_SIM_DURATION "sim.kube-batchd.io/duration" /* seconds once bound */
 #define KB_ANN_GPU_MODELS "kube-batchd.io/gpu-models"     /* "V100|A100": models accepted */
-#define KB_ANN_GPU_MILLI "kube-batchd.io/gpu-milli"       /* 1..999: a share of one GPU */
+/* KB_ANN_GPU_MILLI ("kube-batchd.io/gpu-milli", 1..999: a share of one GPU) is in api/types.h */
 #define KB_ANN_GPU_TOPOLOGY "kube-batchd.io/gpu-topology" /* node: "0,1,2,3;4,5,6,7" groups */
 #define KB_ANN_GPU_DEVICES "kube-batchd.io/gpu-devices"   /* pod, written at bind: "0,1" */
 #define KB_LABEL_GPU_PRODUCT "nvidia.com/gpu.product"
@@ -151,7 +155,7 @@ typedef struct kb_pod_obj {
 	bool gated;             /* spec.schedulingGates is not empty: not to be placed */
 	const char *group_name; /* PodGroup name in the pod's namespace, or NULL */
 	const char *group_key;  /* "ns/group_name", or NULL */
-	kb_res req;      /* see kb_task.req */
+	kb_res req;      /* effective request, as the kubelet counts it (above) */
 	bool best_effort;
 	kb_pod_spec spec;
 	int64_t sim_arrival_ms;  /* KB_ANN_SIM_ARRIVAL, 0 when absent */
