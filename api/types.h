@@ -229,7 +229,7 @@ typedef struct kb_job {
 	 * tasks until ungated (the gang's reason counts them). */
 	int32_t ngated;
 	/* Every pod of the group names another scheduler: its group is left
-	 * alone, neither scheduled nor reported (invalid says why). */
+	 * alone, neither scheduled nor written (invalid says why). */
 	bool foreign;
 } kb_job;
 

@@ -1179,10 +1179,10 @@ static int link_tasks(const kb_cluster *c, kb_snapshot *s, kb_arena *scratch, co
 /* The pods of groups that are not their tasks: ours held back by
  * spec.schedulingGates (counted in ngated), and other schedulers'. A group
  * whose pods all name another scheduler is foreign: left alone, neither
- * scheduled nor reported. A group with pods of both is invalid: nothing
- * of it is bound until they agree. A group with no pods yet is ours (an
- * operator creates it first, and its pods once it is Inqueue). Cost:
- * O(pods), plus O(log jobs) per such pod. */
+ * scheduled nor written (the simulator shows why). A group with pods of
+ * both is invalid: nothing of it is bound until they agree. A group with
+ * no pods yet is ours (an operator creates it first, and its pods once it
+ * is Inqueue). Cost: O(pods), plus O(log jobs) per such pod. */
 static int mark_outside_pods(const kb_cluster *c, kb_snapshot *s, kb_arena *scratch)
 {
 	int32_t *nother = NULL;     /* per job: pods naming another scheduler */
