@@ -23,6 +23,15 @@ int kb_resnames_find(const kb_resnames *t, const char *name)
 	return -1;
 }
 
+/* The known index of name, or -1. */
+static int find_known(const kb_resnames *t, const char *name)
+{
+	for (int k = 0; k < t->nknown; k++)
+		if (strcmp(t->known[k], name) == 0)
+			return k;
+	return -1;
+}
+
 int kb_resnames_intern(kb_resnames *t, const char *name)
 {
 	int i = kb_resnames_find(t, name);
@@ -33,7 +42,26 @@ int kb_resnames_intern(kb_resnames *t, const char *name)
 	if (t->n >= KB_RES_MAX)
 		return -ENOSPC;
 	strcpy(t->name[t->n], name);
+	int k = find_known(t, name);
+	if (k >= 0)
+		t->known_slot[k] = (int8_t)t->n;
 	return t->n++;
+}
+
+int kb_resnames_intern_known(kb_resnames *t, const char *name)
+{
+	if (kb_resnames_find(t, name) >= 0)
+		return -EEXIST;
+	int k = find_known(t, name);
+	if (k >= 0)
+		return k;
+	if (strlen(name) >= KB_RES_NAME_MAX)
+		return -ENAMETOOLONG;
+	if (t->nknown >= KB_RES_KNOWN_MAX)
+		return -ENOSPC;
+	strcpy(t->known[t->nknown], name);
+	t->known_slot[t->nknown] = -1;
+	return t->nknown++;
 }
 
 bool kb_res_is_best_effort(const kb_res *a)

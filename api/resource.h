@@ -10,8 +10,21 @@
  * Every pod asks for one "pods" (1000 milli-units) so that the pod count of
  * a node is checked by the same fit test as cpu and memory.
  *
- * Limit: KB_RES_MAX distinct names per cluster (the cluster controls this:
- * a 17th name is refused with -ENOSPC and an error naming it).
+ * Slots are for the names something asks for (a pod's requests, a
+ * PodGroup's minResources, a queue's capability or guarantee) and for
+ * nvidia.com/gpu. A name that only nodes advertise (the MIG profiles
+ * nvidia.com/mig-1g.10gb, ..., hugepages-*, other vendors' devices) takes
+ * no slot: it is a "known" name (kb_resnames_intern_known), and a node
+ * keeps its quantity as a kb_res_extra; the day something asks for it, it
+ * is given a slot (kb_resnames_intern) and kb_resnames_known_slot() maps
+ * the node's quantity into that slot. A name no pod asks for cannot change
+ * whether a pod fits, so the vectors stay KB_RES_MAX wide whatever the
+ * nodes advertise: the arithmetic below, the hot path of every fit test,
+ * costs the same with 5 names or 300.
+ *
+ * Limits (the cluster controls both; each refused with -ENOSPC and an error
+ * naming the name): KB_RES_MAX names asked for (cpu, memory and pods
+ * included), KB_RES_KNOWN_MAX names only advertised.
  */
 #ifndef KB_API_RESOURCE_H
 #define KB_API_RESOURCE_H
@@ -21,6 +34,7 @@
 #include <stdint.h>
 
 #define KB_RES_MAX 16
+#define KB_RES_KNOWN_MAX 256
 #define KB_RES_NAME_MAX 128
 
 enum {
@@ -35,19 +49,45 @@ typedef struct kb_res {
 } kb_res;
 
 typedef struct kb_resnames {
-	int n; /* names in use; always >= KB_RES_NFIXED after init */
+	int n; /* slots in use; always >= KB_RES_NFIXED after init */
 	char name[KB_RES_MAX][KB_RES_NAME_MAX];
+	/* Names nodes advertised before anything asked for them, each with
+	 * the slot it was given since (-1: none yet). */
+	int nknown;
+	char known[KB_RES_KNOWN_MAX][KB_RES_NAME_MAX];
+	int8_t known_slot[KB_RES_KNOWN_MAX];
 } kb_resnames;
 
-/* Fills the fixed names. */
+/* A node's quantity of a known name (kb_resnames.known[known]), in
+ * milli-units. */
+typedef struct kb_res_extra {
+	int32_t known;
+	int64_t milli;
+} kb_res_extra;
+
+/* Fills the fixed names; no known names. */
 void kb_resnames_init(kb_resnames *t);
 
-/* The index of name, adding it if new. Returns the index (>= 0), -ENOSPC
- * when the table is full or -ENAMETOOLONG. */
+/* The slot of name, giving it one if it has none (a known name keeps its
+ * known index, now mapped to the slot). Returns the slot (>= 0), -ENOSPC
+ * when every slot is taken or -ENAMETOOLONG. O(n + nknown) string
+ * compares. */
 int kb_resnames_intern(kb_resnames *t, const char *name);
 
-/* The index of name, or -1 when the cluster has never mentioned it. */
+/* The slot of name, or -1 when nothing has asked for it. O(n). */
 int kb_resnames_find(const kb_resnames *t, const char *name);
+
+/* For a name a node advertises that has no slot: its known index, adding it
+ * if new. Returns the index (>= 0), -EEXIST when the name has a slot (use
+ * it), -ENOSPC when KB_RES_KNOWN_MAX known names are taken or
+ * -ENAMETOOLONG. O(n + nknown) string compares. */
+int kb_resnames_intern_known(kb_resnames *t, const char *name);
+
+/* The slot known name k was given since, or -1. O(1). */
+static inline int kb_resnames_known_slot(const kb_resnames *t, int32_t k)
+{
+	return k >= 0 && k < t->nknown && k < KB_RES_KNOWN_MAX ? t->known_slot[k] : -1;
+}
 
 static inline void kb_res_add(kb_res *a, const kb_res *b)
 {

@@ -557,8 +557,10 @@ out:
 	return r;
 }
 
-/* A node's fields that come from its object; the rest is derived. */
-static void node_fill(kb_node *n, const kb_object *o)
+/* A node's fields that come from its object; the rest is derived. Its
+ * quantities of names that had no slot when it was decoded go into the
+ * slots they were given since (rn: the cluster's names). O(its extras). */
+static void node_fill(kb_node *n, const kb_object *o, const kb_resnames *rn)
 {
 	n->name = o->meta.name;
 	n->labels = o->meta.labels;
@@ -567,6 +569,11 @@ static void node_fill(kb_node *n, const kb_object *o)
 	n->unschedulable = o->u.node.unschedulable;
 	n->ready = o->u.node.ready && !o->meta.deleting;
 	n->allocatable = o->u.node.allocatable;
+	for (uint32_t i = 0; i < o->u.node.nextra; i++) {
+		int slot = kb_resnames_known_slot(rn, o->u.node.extra[i].known);
+		if (slot >= 0)
+			n->allocatable.q[slot] = o->u.node.extra[i].milli;
+	}
 	n->ngpus = o->u.node.ngpus;
 	n->gpu_model = o->u.node.gpu_model;
 	n->gpu_group = o->u.node.gpu_group;
@@ -742,7 +749,7 @@ static int cache_copy(kb_cluster *c, kb_snapshot *s, kb_err *err)
 	if (!s->nodes || !s->tasks || !s->jobs || !s->queues || !s->job_tasks)
 		return kb_err_set(err, -ENOMEM, "building the snapshot: out of memory");
 	for (uint32_t i = 0; i < k->nnodes; i++)
-		node_fill(&s->nodes[i], c->nodes.slots.v[k->node_slots[i]].obj);
+		node_fill(&s->nodes[i], c->nodes.slots.v[k->node_slots[i]].obj, &c->resnames);
 	for (uint32_t i = 0; i < k->njobs; i++) {
 		const kb_cached_job *cj = &k->jobs[i];
 		kb_job *j = &s->jobs[i];
@@ -1014,7 +1021,7 @@ static int build_nodes(const kb_cluster *c, kb_snapshot *s, kb_arena *scratch,
 			nrefs[nnodes++] = (node_ref){c->nodes.slots.v[i].obj->meta.name, (uint32_t)i};
 	qsort(nrefs, nnodes, sizeof(*nrefs), cmp_node_ref);
 	for (uint32_t i = 0; i < nnodes; i++) {
-		node_fill(&s->nodes[i], c->nodes.slots.v[nrefs[i].slot].obj);
+		node_fill(&s->nodes[i], c->nodes.slots.v[nrefs[i].slot].obj, &c->resnames);
 		(*ret_node_slots)[i] = nrefs[i].slot;
 	}
 	s->nnodes = nnodes;

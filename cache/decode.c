@@ -290,23 +290,17 @@ int dec_labels(dec_ctx *d, const kb_yaml_node *n, const char *path, kb_labels *r
 	return 0;
 }
 
-/* One entry of a ResourceList: the name interned, the quantity parsed into
- * res, its bit set in *mask. */
-static int dec_res_entry(dec_ctx *d, const kb_yaml_pair *p, const char *path, kb_res *res,
-			 uint32_t *mask)
+/* One entry of a ResourceList at path: its name checked, its quantity
+ * parsed into *ret_milli; sub (DEC_PATH_LEN) gets the entry's path. */
+static int dec_res_quantity(dec_ctx *d, const kb_yaml_pair *p, const char *path, char *sub,
+			    int64_t *ret_milli)
 {
 	const char *name = p->key->str;
-	char sub[DEC_PATH_LEN];
 	dec_path(sub, "%s.%s", path, name);
 	if (p->key->len == 0 || strlen(name) != p->key->len)
 		return dec_fail(d, -EINVAL, p->key, path, "bad resource name \"%.*s\"",
 				DEC_QUOTE_MAX, name);
-	int idx = kb_resnames_intern(d->rn, name);
-	if (idx == -ENOSPC)
-		return dec_fail(d, -ENOSPC, p->key, sub,
-				"too many distinct resource names in the cluster (at most %d)",
-				KB_RES_MAX);
-	if (idx < 0)
+	if (p->key->len >= KB_RES_NAME_MAX)
 		return dec_fail(d, -EINVAL, p->key, sub, "resource name too long (at most %d)",
 				KB_RES_NAME_MAX - 1);
 	const kb_yaml_node *v = p->value;
@@ -319,9 +313,20 @@ static int dec_res_entry(dec_ctx *d, const kb_yaml_pair *p, const char *path, kb
 	if (q < 0)
 		return dec_fail(d, -EINVAL, v, sub, "must not be negative, got \"%.*s\"",
 				DEC_QUOTE_MAX, v->str);
-	res->q[idx] = q;
-	*mask |= 1u << idx;
+	*ret_milli = q;
 	return 0;
+}
+
+/* The error for a name refused by kb_resnames_intern (r < 0). */
+static int slot_refused(dec_ctx *d, int r, const kb_yaml_node *at, const char *sub)
+{
+	if (r == -ENOSPC)
+		return dec_fail(d, -ENOSPC, at, sub,
+				"too many distinct resource names asked for in the cluster (at most "
+				"%d, cpu, memory and pods included)",
+				KB_RES_MAX);
+	return dec_fail(d, -EINVAL, at, sub, "resource name too long (at most %d)",
+			KB_RES_NAME_MAX - 1);
 }
 
 int dec_reslist(dec_ctx *d, const kb_yaml_node *n, const char *path, kb_res *ret_res,
@@ -333,11 +338,67 @@ int dec_reslist(dec_ctx *d, const kb_yaml_node *n, const char *path, kb_res *ret
 		return r;
 	kb_res res = {{0}};
 	uint32_t mask = 0;
-	for (size_t i = 0; m && i < m->n; i++)
-		if ((r = dec_res_entry(d, &m->pairs[i], path, &res, &mask)) < 0)
+	for (size_t i = 0; m && i < m->n; i++) {
+		const kb_yaml_pair *p = &m->pairs[i];
+		char sub[DEC_PATH_LEN];
+		int64_t q = 0;
+		if ((r = dec_res_quantity(d, p, path, sub, &q)) < 0)
 			return r;
+		int idx = kb_resnames_intern(d->rn, p->key->str);
+		if (idx < 0)
+			return slot_refused(d, idx, p->key, sub);
+		res.q[idx] = q;
+		mask |= 1u << idx;
+	}
 	*ret_res = res;
 	*ret_mask = mask;
+	return 0;
+}
+
+int dec_reslist_advertised(dec_ctx *d, const kb_yaml_node *n, const char *path,
+			   kb_res *ret_res, uint32_t *ret_mask, const kb_res_extra **ret_extra,
+			   uint32_t *ret_nextra)
+{
+	const kb_yaml_node *m;
+	int r = dec_map(d, n, path, &m);
+	if (r < 0)
+		return r;
+	kb_res res = {{0}};
+	uint32_t mask = 0, nextra = 0;
+	kb_res_extra *extra = NULL;
+	if (m && m->n > 0 && !(extra = kb_arena_calloc(d->a, m->n, sizeof(*extra))))
+		return dec_nomem(d);
+	for (size_t i = 0; m && i < m->n; i++) {
+		const kb_yaml_pair *p = &m->pairs[i];
+		const char *name = p->key->str;
+		char sub[DEC_PATH_LEN];
+		int64_t q = 0;
+		if ((r = dec_res_quantity(d, p, path, sub, &q)) < 0)
+			return r;
+		int idx = kb_resnames_find(d->rn, name);
+		if (idx < 0 && strcmp(name, KB_RES_GPU_NAME) == 0 &&
+		    (idx = kb_resnames_intern(d->rn, name)) < 0)
+			return slot_refused(d, idx, p->key, sub);
+		if (idx >= 0) {
+			res.q[idx] = q;
+			mask |= 1u << idx;
+			continue;
+		}
+		int k = kb_resnames_intern_known(d->rn, name);
+		if (k == -ENOSPC)
+			return dec_fail(d, -ENOSPC, p->key, sub,
+					"too many distinct resource names advertised in the cluster "
+					"(at most %d that nothing asks for)",
+					KB_RES_KNOWN_MAX);
+		if (k < 0) /* -EEXIST cannot be: find failed; -ENAMETOOLONG checked */
+			return dec_fail(d, -EINVAL, p->key, sub, "cannot register \"%.*s\"",
+					DEC_QUOTE_MAX, name);
+		extra[nextra++] = (kb_res_extra){.known = k, .milli = q};
+	}
+	*ret_res = res;
+	*ret_mask = mask;
+	*ret_extra = nextra ? extra : NULL;
+	*ret_nextra = nextra;
 	return 0;
 }
 

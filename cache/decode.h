@@ -170,13 +170,24 @@ int dec_strings(dec_ctx *d, const kb_yaml_node *seq, const char *path, const cha
  * string: -EINVAL. Cost: O(n log n). */
 int dec_labels(dec_ctx *d, const kb_yaml_node *n, const char *path, kb_labels *ret);
 
-/* A ResourceList: the quantities named, in milli-units, in *ret_res (others
+/* A ResourceList that asks for resources (requests, limits, overhead,
+ * minResources): the quantities named, in milli-units, in *ret_res (others
  * 0), and bit i of *ret_mask set for each resource i named; absent or null
- * gives an empty list. Names are interned into d->rn (those met before a
- * failure stay interned). A bad name, a quantity that does not parse or is
- * negative: -EINVAL; a name past KB_RES_MAX distinct ones: -ENOSPC. */
+ * gives an empty list. Each name is given a slot in d->rn (those met before
+ * a failure keep theirs). A bad name, a quantity that does not parse or is
+ * negative: -EINVAL; a name past KB_RES_MAX distinct ones asked for:
+ * -ENOSPC. */
 int dec_reslist(dec_ctx *d, const kb_yaml_node *n, const char *path, kb_res *ret_res,
 		uint32_t *ret_mask);
+
+/* A ResourceList a node advertises (allocatable, capacity): as dec_reslist
+ * for the names that have a slot and for nvidia.com/gpu (given one if
+ * new); every other name is a known name of d->rn (api/resource.h) and its
+ * quantity an entry of *ret_extra (*ret_nextra entries, in d->a; NULL when
+ * none). A name past KB_RES_KNOWN_MAX known ones: -ENOSPC. */
+int dec_reslist_advertised(dec_ctx *d, const kb_yaml_node *n, const char *path,
+			   kb_res *ret_res, uint32_t *ret_mask, const kb_res_extra **ret_extra,
+			   uint32_t *ret_nextra);
 
 /* ---- metadata ------------------------------------------------------------------- */
 

@@ -116,7 +116,8 @@ static int dec_gpu_topology(dec_ctx *d, kb_node_obj *no)
 }
 
 /* status.allocatable, else status.capacity; pods DEFAULT_NODE_PODS when
- * absent; whole GPUs into no->ngpus. */
+ * absent; whole GPUs into no->ngpus; the names nothing asks for yet into
+ * no->extra. */
 static int dec_allocatable(dec_ctx *d, const kb_yaml_node *status, kb_node_obj *no)
 {
 	const kb_yaml_node *alloc = kb_yaml_get(status, "allocatable");
@@ -126,7 +127,8 @@ static int dec_allocatable(dec_ctx *d, const kb_yaml_node *status, kb_node_obj *
 		apath = "status.capacity";
 	}
 	uint32_t mask;
-	int r = dec_reslist(d, alloc, apath, &no->allocatable, &mask);
+	int r = dec_reslist_advertised(d, alloc, apath, &no->allocatable, &mask, &no->extra,
+				       &no->nextra);
 	if (r < 0)
 		return r;
 	if (!(mask & (1u << KB_RES_PODS)))

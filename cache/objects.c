@@ -155,6 +155,7 @@ static void reloc_object(const packer *pk, kb_object *o)
 		}
 		RELOC(pk, no->gpu_model);
 		RELOC(pk, no->gpu_group);
+		RELOC(pk, no->extra);
 		break;
 	}
 	case KB_KIND_POD: {

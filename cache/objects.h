@@ -125,6 +125,10 @@ typedef enum kb_pod_phase {
 
 typedef struct kb_node_obj {
 	kb_res allocatable; /* status.allocatable, else status.capacity; pods default 110 */
+	/* Its quantities of the names nothing asked for when it was decoded
+	 * (api/resource.h); the snapshot maps those given a slot since. */
+	const kb_res_extra *extra;
+	uint32_t nextra;
 	const kb_taint *taints;
 	uint32_t ntaints;
 	bool unschedulable;

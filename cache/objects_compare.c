@@ -87,6 +87,8 @@ bool kb_node_same_build(const kb_object *a, const kb_object *b)
 	    na->unschedulable != nb->unschedulable || na->ready != nb->ready ||
 	    na->ngpus != nb->ngpus || !str_eq(na->gpu_model, nb->gpu_model) ||
 	    memcmp(&na->allocatable, &nb->allocatable, sizeof(na->allocatable)) != 0 ||
+	    na->nextra != nb->nextra ||
+	    (na->nextra && memcmp(na->extra, nb->extra, na->nextra * sizeof(*na->extra)) != 0) ||
 	    !taints_eq(na, nb))
 		return false;
 	if (!na->gpu_group || !nb->gpu_group)

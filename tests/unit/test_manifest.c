@@ -967,20 +967,62 @@ static void size_limits_are_enforced(void **state)
 	free(y);
 }
 
+/* A node advertising n names example.com/<prefix><i>: 1, as YAML into y. */
+static void node_with_names(char *y, size_t size, const char *prefix, int n)
+{
+	size_t off = (size_t)snprintf(y, size,
+				      "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n"
+				      "status:\n  allocatable:\n");
+	for (int i = 0; i < n && off < size; i++)
+		off += (size_t)snprintf(y + off, size - off, "    example.com/%s%d: 1\n", prefix, i);
+}
+
+static void resource_names_advertised_take_no_slot(void **state)
+{
+	kb_resnames saved = names;
+	static char y[16384];
+	/* More names than slots: a node of mixed MIG profiles and devices. */
+	node_with_names(y, sizeof(y), "adv", 2 * KB_RES_MAX);
+	kb_object *o = decode_ok(y);
+	assert_int_equal(o->u.node.nextra, 2 * KB_RES_MAX);
+	assert_int_equal(names.n, saved.n); /* no slot taken */
+	int k = o->u.node.extra[KB_RES_MAX].known;
+	assert_string_equal(names.known[k], "example.com/adv16");
+	assert_int_equal(o->u.node.extra[KB_RES_MAX].milli, 1000);
+	assert_int_equal(kb_resnames_known_slot(&names, k), -1);
+	/* Asked for: given a slot, which the known name now maps to. */
+	int slot = kb_resnames_intern(&names, "example.com/adv16");
+	assert_true(slot >= KB_RES_NFIXED);
+	assert_int_equal(kb_resnames_known_slot(&names, k), slot);
+	kb_object_free(o);
+	names = saved;
+}
+
 static void resource_names_run_out_with_enospc(void **state)
 {
 	kb_resnames saved = names;
-	char y[2048];
-	size_t off = (size_t)snprintf(y, sizeof(y),
-				      "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n"
-				      "status:\n  allocatable:\n");
-	for (int i = 0; i < KB_RES_MAX + 1; i++)
-		off += (size_t)snprintf(y + off, sizeof(y) - off, "    example.com/r%d: 1\n", i);
+	static char y[16384];
 	kb_object *o;
 	kb_err err;
+	node_with_names(y, sizeof(y), "r", KB_RES_KNOWN_MAX + 1);
 	assert_int_equal(decode_src(y, "t.yaml", &o, &err), -ENOSPC);
-	assert_non_null(strstr(err.msg, "Node \"n1\": status.allocatable.example.com/r"));
-	assert_non_null(strstr(err.msg, "too many distinct resource names"));
+	assert_non_null(strstr(err.msg, "Node \"n1\": status.allocatable.example.com/r256: too "
+					"many distinct resource names advertised in the cluster "
+					"(at most 256 that nothing asks for)"));
+	names = saved;
+
+	/* Asked for: KB_RES_MAX slots, cpu, memory and pods included. */
+	size_t off = (size_t)snprintf(y, sizeof(y),
+				      "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n"
+				      "spec: {containers: [{name: c, resources: {requests: {");
+	for (int i = 0; i < KB_RES_MAX - KB_RES_NFIXED + 1; i++)
+		off += (size_t)snprintf(y + off, sizeof(y) - off, "%sexample.com/r%d: 1",
+					i ? ", " : "", i);
+	snprintf(y + off, sizeof(y) - off, "}}}]}\n");
+	assert_int_equal(decode_src(y, "t.yaml", &o, &err), -ENOSPC);
+	assert_non_null(strstr(err.msg, "Pod \"default/p\": spec.containers[0].resources.requests"
+					".example.com/r13: too many distinct resource names asked for "
+					"in the cluster (at most 16, cpu, memory and pods included)"));
 	names = saved;
 }
 
@@ -1619,6 +1661,7 @@ int main(void)
 		cmocka_unit_test_setup(pod_tolerations, setup),
 		cmocka_unit_test_setup(pod_host_ports, setup),
 		cmocka_unit_test_setup(size_limits_are_enforced, setup),
+		cmocka_unit_test_setup(resource_names_advertised_take_no_slot, setup),
 		cmocka_unit_test_setup(resource_names_run_out_with_enospc, setup),
 		cmocka_unit_test_setup(podgroup_kube_batch, setup),
 		cmocka_unit_test_setup(podgroup_written_status, setup),

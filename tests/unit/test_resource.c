@@ -34,6 +34,30 @@ static void resnames_refuses_a_seventeenth_name(void **state)
 	assert_int_equal(kb_resnames_intern(&t, "example.com/one-too-many"), -ENOSPC);
 }
 
+static void resnames_known_names_take_a_slot_only_when_asked_for(void **state)
+{
+	static kb_resnames t; /* large: not on the stack */
+	kb_resnames_init(&t);
+	char name[32];
+	/* Far more names advertised than slots, none of them taking one. */
+	for (int k = 0; k < KB_RES_KNOWN_MAX; k++) {
+		snprintf(name, sizeof(name), "example.com/adv%d", k);
+		assert_int_equal(kb_resnames_intern_known(&t, name), k);
+		assert_int_equal(kb_resnames_known_slot(&t, k), -1);
+	}
+	assert_int_equal(t.n, KB_RES_NFIXED);
+	assert_int_equal(kb_resnames_intern_known(&t, "example.com/adv7"), 7); /* again: same */
+	assert_int_equal(kb_resnames_intern_known(&t, "example.com/one-too-many"), -ENOSPC);
+	/* Asked for: a slot, mapped from the known name. */
+	assert_int_equal(kb_resnames_intern(&t, "example.com/adv200"), KB_RES_NFIXED);
+	assert_int_equal(kb_resnames_known_slot(&t, 200), KB_RES_NFIXED);
+	assert_int_equal(kb_resnames_known_slot(&t, 199), -1);
+	/* A name with a slot is not a known name. */
+	assert_int_equal(kb_resnames_intern_known(&t, "cpu"), -EEXIST);
+	assert_int_equal(kb_resnames_intern_known(&t, "example.com/adv200"), -EEXIST);
+	assert_int_equal(kb_resnames_known_slot(&t, KB_RES_KNOWN_MAX), -1);
+}
+
 static void res_arithmetic_and_fit(void **state)
 {
 	kb_res a = {{0}}, b = {{0}};
@@ -78,6 +102,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(resnames_fixed_then_interned_in_order),
 		cmocka_unit_test(resnames_refuses_a_seventeenth_name),
+		cmocka_unit_test(resnames_known_names_take_a_slot_only_when_asked_for),
 		cmocka_unit_test(res_arithmetic_and_fit),
 		cmocka_unit_test(best_effort_means_only_a_pod_slot),
 		cmocka_unit_test(format_uses_each_resources_unit),
