@@ -40,6 +40,10 @@ typedef struct kb_snapshot {
 	/* Sum of every schedulable node's future idle (idle + releasing -
 	 * pipelined), kept current as tasks move. */
 	kb_res total_future_idle;
+	/* The generation of the cluster it shows (cache/cluster.h: bumped by
+	 * every change, the scheduler's own records included); 0 when unknown
+	 * (a snapshot built by hand), which never matches a session memo. */
+	uint64_t generation;
 	int32_t default_queue; /* index of the default queue */
 	int gpu_res;           /* index of nvidia.com/gpu in resnames, or -1 */
 	/* The undo journal (below): NULL until the first begin, then kept with

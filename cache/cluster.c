@@ -809,10 +809,14 @@ static int snapshot_build(kb_cluster *c, kb_snapshot *s, uint32_t **ret_node_slo
 
 int kb_cluster_snapshot(kb_cluster *c, kb_snapshot *s, kb_err *err)
 {
-	if (c->cache_valid && c->cache_shape == c->shape)
-		return cache_copy(c, s, err);
+	if (c->cache_valid && c->cache_shape == c->shape) {
+		int r = cache_copy(c, s, err);
+		s->generation = r == 0 ? c->generation : 0;
+		return r;
+	}
 	uint32_t *node_slots = NULL;
 	int r = snapshot_build(c, s, &node_slots, err);
+	s->generation = r == 0 ? c->generation : 0;
 	if (r == 0 && cache_store(c, s, node_slots) < 0) {
 		/* Out of memory for the cache: build next time. */
 		c->cache_valid = false;
@@ -910,6 +914,7 @@ int kb_cluster_session_snapshot(kb_cluster *c, kb_snapshot **ret, kb_err *err)
 		c->live_valid = false;
 		return kb_err_set(err, r, "building the snapshot: out of memory");
 	}
+	s->generation = c->generation;
 	*ret = s;
 	return 0;
 }

@@ -72,6 +72,8 @@ struct daemon_state {
 	/* An early session: armed by a change to the cluster, --schedule-delay
 	 * later (see poke()). */
 	ev_timer soon;
+	/* What the last session learnt for the next (scheduler/framework.h). */
+	kb_session_memo memo;
 	ev_signal sigterm, sigint;
 	kb_endpoint *endpoint; /* --listen-address, or NULL */
 
@@ -321,9 +323,11 @@ static void run_session(daemon_state *d)
 		d->counters.errors++;
 		return;
 	}
+	kb_session_use_memo(&ssn, &d->memo);
 	r = kb_session_run_actions(&ssn, &err);
 	if (r < 0)
 		kb_error("session: %s", err.msg[0] ? err.msg : strerror(-r));
+	bool replayed = ssn.memo_replayed;
 	uint32_t binds = ssn.binds, evictions = ssn.evictions, njobs = snap->njobs;
 	int rc = kb_session_close(&ssn);
 	if (rc < 0)
@@ -339,8 +343,10 @@ static void run_session(daemon_state *d)
 	d->had_session = true;
 	d->last_session_end_s = mono_s();
 	d->last_session_dur_s = dt;
-	kb_vlog(1, "session %" PRIu64 ": %u jobs, %u binds, %u evictions, %.3f ms",
-		d->counters.sessions, njobs, binds, evictions, dt * 1000.0);
+	kb_vlog(1, "session %" PRIu64 ": %u jobs, %u binds, %u evictions, %.3f ms%s",
+		d->counters.sessions, njobs, binds, evictions, dt * 1000.0,
+		replayed ? " (nothing changed since a session that changed nothing: "
+			   "preempt and reclaim skipped)" : "");
 }
 
 static void on_tick(struct ev_loop *loop, ev_timer *w, int revents)

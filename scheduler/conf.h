@@ -46,6 +46,11 @@ typedef struct kb_action_ops {
 	 * with err saying what the value must be (the loader adds the file,
 	 * line and action). */
 	int (*check_arg)(const char *key, const char *value, kb_err *err);
+	/* True for an action whose outcome a kb_session_memo may stand for: it
+	 * reads only the session's state and the time through
+	 * kb_session_until() (preempt, reclaim). Such an action is skipped when
+	 * the memo says it found nothing to do in the same state. */
+	bool memoizable;
 } kb_action_ops;
 
 typedef struct kb_plugin_arg {

@@ -65,6 +65,7 @@ int kb_session_open(kb_session *ssn, kb_snapshot *snap, const kb_conf *conf,
 	ssn->effects = effects;
 	ssn->effects_ctx = effects_ctx;
 	ssn->now_ms = now_ms;
+	ssn->until_ms = INT64_MAX;
 	ssn->enqueue_configured = kb_conf_has_action(conf, "enqueue");
 
 	uint32_t total = 0;
@@ -118,14 +119,64 @@ int kb_session_open(kb_session *ssn, kb_snapshot *snap, const kb_conf *conf,
 	return 0;
 }
 
+void kb_session_use_memo(kb_session *ssn, kb_session_memo *memo)
+{
+	ssn->memo = memo;
+}
+
+/* True when the memo stands for this session's memoizable actions. */
+static bool memo_matches(const kb_session *ssn)
+{
+	const kb_session_memo *m = ssn->memo;
+	return m && m->valid && ssn->snap->generation != 0 &&
+	       m->generation == ssn->snap->generation && m->conf == ssn->conf &&
+	       ssn->now_ms < m->until_ms;
+}
+
 int kb_session_run_actions(kb_session *ssn, kb_err *err)
 {
+	bool replay = memo_matches(ssn), skipped = false, ran = false;
+	uint64_t before = 0; /* commits before the first memoizable action */
+	uint64_t by_memoizable = 0;
 	for (uint32_t i = 0; i < ssn->conf->nactions; i++) {
 		const kb_action_ops *a = ssn->conf->actions[i];
+		if (a->memoizable && !skipped && !ran)
+			before = ssn->commits;
+		/* The actions before it are deterministic over the same state:
+		 * having committed what they did last time, they left the state
+		 * the memo saw. */
+		if (a->memoizable && replay && ssn->commits == ssn->memo->commits_before) {
+			skipped = true;
+			continue;
+		}
+		uint64_t c0 = ssn->commits;
 		int r = a->execute(ssn, err);
-		if (r < 0)
+		if (r < 0) {
+			if (ssn->memo)
+				ssn->memo->valid = false;
 			return kb_err_prefix(err, "action %s", a->name);
+		}
+		if (a->memoizable) {
+			ran = true;
+			by_memoizable += ssn->commits - c0;
+		}
 	}
+	ssn->memo_replayed = skipped;
+	kb_session_memo *m = ssn->memo;
+	if (!m)
+		return 0;
+	if (skipped && !ran) {
+		m->replays++;
+		return 0;
+	}
+	*m = (kb_session_memo){
+		.valid = ran && by_memoizable == 0 && ssn->snap->generation != 0,
+		.generation = ssn->snap->generation,
+		.conf = ssn->conf,
+		.until_ms = ssn->until_ms,
+		.commits_before = before,
+		.replays = m->replays,
+	};
 	return 0;
 }
 

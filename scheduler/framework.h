@@ -216,6 +216,17 @@ struct kb_session {
 	kb_err first_effect_err;
 	/* Counters for logs and benchmarks. */
 	uint32_t binds, evictions;
+	/* Statements committed with at least one change (binds, evictions,
+	 * allocations, pipelines): 0 means the session changed nothing. */
+	uint64_t commits;
+	/* The earliest time after now_ms at which a time-dependent check of
+	 * this session would read otherwise (kb_session_until); INT64_MAX when
+	 * none did. */
+	int64_t until_ms;
+	/* The caller's memo (kb_session_use_memo), or NULL; and whether this
+	 * session skipped the memoizable actions because of it. */
+	struct kb_session_memo *memo;
+	bool memo_replayed;
 	/* Node search (scheduler/actions/placement.c): how many feasible nodes
 	 * to find before choosing (0 = not computed yet), and where the next
 	 * search starts. */
@@ -276,7 +287,46 @@ static inline kb_job_outcome *kb_job_out(const kb_session *ssn, const kb_job *j)
 int kb_session_open(kb_session *ssn, kb_snapshot *snap, const kb_conf *conf,
 		    const kb_effects *effects, void *effects_ctx, int64_t now_ms, kb_err *err);
 
-/* Runs the configured actions in order. Returns 0 or the first -errno. */
+/* What the last session learnt that the next one may reuse: at snapshot
+ * generation `generation`, with configuration `conf` and before `until_ms`,
+ * the memoizable actions (preempt, reclaim) committed nothing, the actions
+ * before them having committed `commits_before` statements; a session is
+ * a function of its snapshot, configuration and time, so over the same
+ * ones they would find nothing again. The caller owns it (one per cluster it
+ * schedules: the daemon's, the simulator's, a benchmark's), zeroes it
+ * before the first session and again if it changes the configuration in
+ * place. kube-scheduler's unschedulable queue does the same: pods that found
+ * no node wait for a cluster event, not for the next cycle. */
+typedef struct kb_session_memo {
+	bool valid;
+	uint64_t generation;
+	const kb_conf *conf;
+	int64_t until_ms;
+	uint64_t commits_before;
+	uint64_t replays; /* sessions that skipped the memoizable actions */
+} kb_session_memo;
+
+/* Lets the session use and update memo (call between open and
+ * run_actions). O(1). */
+void kb_session_use_memo(kb_session *ssn, kb_session_memo *memo);
+
+/* Called by an action or plugin whose decision depends on the time: at
+ * t_ms (> now_ms) the check would read otherwise (a cool-down ends, a
+ * timeout passes). A memo learnt by this session holds until the earliest
+ * such time. A time-dependent check that does not call it makes memos
+ * unsound. O(1). */
+static inline void kb_session_until(kb_session *ssn, int64_t t_ms)
+{
+	if (t_ms > ssn->now_ms && t_ms < ssn->until_ms)
+		ssn->until_ms = t_ms;
+}
+
+/* Runs the configured actions in order. With a memo (kb_session_use_memo)
+ * that matches the snapshot's generation, the configuration and the time,
+ * and when the actions before have committed as many statements as the
+ * memo's session had, the memoizable actions are skipped
+ * (ssn->memo_replayed); a session that ran them learns the memo afresh.
+ * Returns 0 or the first -errno (the memo is then forgotten). */
 int kb_session_run_actions(kb_session *ssn, kb_err *err);
 
 /* Closes the plugins (in reverse tier order), then reports through the

@@ -69,6 +69,7 @@ typedef struct sim_state {
 	KB_VEC(sim_queue) queues;
 	kb_resnames resnames;
 	bool changed; /* the session changed something worth another session */
+	kb_session_memo memo; /* what the last session learnt for the next */
 	int oom;
 } sim_state;
 
@@ -535,6 +536,7 @@ static int sim_session(sim_state *sim, const kb_conf *conf, kb_err *err)
 	forget_reports(sim);
 	if ((r = kb_session_open(&ssn, snap, conf, &sim_effects, sim, sim->now_ms, err)) < 0)
 		return r;
+	kb_session_use_memo(&ssn, &sim->memo);
 	r = kb_session_run_actions(&ssn, err);
 	int rc = kb_session_close(&ssn);
 	if (r == 0 && rc < 0)

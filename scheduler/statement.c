@@ -147,6 +147,8 @@ void kb_stmt_commit(kb_statement *st)
 			kb_err_set(&ssn->first_effect_err, r, "%s of \"%s\" failed (errno %d)",
 				   op->kind == KB_OP_EVICT ? "eviction" : "binding", t->key, -r);
 	}
+	if (st->n > 0)
+		ssn->commits++;
 	st->n = 0;
 	check_invariants(ssn);
 }

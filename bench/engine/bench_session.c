@@ -2,7 +2,7 @@
  *
  *   bench-session -f FILE [-f FILE...] [--conf FILE | --preset default|enqueue|full]
  *                 [--name NAME] [--json] [--idle N] [--churn K] [--max-sessions N]
- *                 [--sessions-csv FILE] [--check]
+ *                 [--sessions-csv FILE] [--check] [--no-memo]
  *
  * Drives the real engine the way simulation mode does, minus virtual time:
  * the manifests go into a kb_cluster (kb_manifests_load; pods with a later
@@ -12,7 +12,9 @@
  *   kb_session_close -> apply the session's binds (kb_cluster_set_pod ...
  *   KB_TASK_RUNNING) and PodGroup phases
  *
- * until no pod is pending or a session binds nothing, as the daemon does.
+ * until no pod is pending or a session binds and evicts nothing, as the
+ * daemon does. An evicted pod is deleted after its session (terminated at
+ * once).
  * Binds and phases are collected during the session and applied only after
  * it closed: the cluster never changes under a session. Then --idle (default 5)
  * more sessions run with nothing new to do; their median is idle_session_ms.
@@ -44,6 +46,12 @@
  *
  * --check runs kb_snapshot_check() on every snapshot after its session
  * (outside the timings) and fails on a broken invariant.
+ *
+ * Sessions share a kb_session_memo, as the daemon's do: a session over a
+ * cluster unchanged since one that changed nothing skips preempt and
+ * reclaim (scheduler/framework.h), and its row says "replayed".
+ * --no-memo runs every session in full: the idle figure is then the cost of
+ * re-examining every waiting gang (the first session after any change).
  *
  * Exit status: 0; 1 on an engine error or a broken invariant; 2 on bad usage.
  */
@@ -100,6 +108,7 @@ typedef struct phase_rec {
 typedef struct bench_fx {
 	KB_VEC(char) strs;
 	KB_VEC(bind_rec) binds;
+	KB_VEC(size_t) evicts; /* pod keys (offsets into strs) */
 	KB_VEC(phase_rec) phases;
 	uint64_t pending; /* task_pending calls this session */
 	uint64_t waiting; /* gangs with pending pods that are not running this session */
@@ -124,6 +133,18 @@ static int fx_bind(void *ctx, const kb_snapshot *snap, int64_t now, const kb_tas
 	bench_fx *fx = ctx;
 	bind_rec b = {.pod = fx_str(fx, t->key), .node = fx_str(fx, n->name), .gpu_mask = t->gpu_mask};
 	if (fx->oom || KB_VEC_PUSH(&fx->binds, b) < 0)
+		return fx->oom = 1, -ENOMEM;
+	return 0;
+}
+
+/* An eviction: the pod is deleted once the session is over, as if it
+ * terminated at once (its controller would make a new pending one). */
+static int fx_evict(void *ctx, const kb_snapshot *snap, int64_t now, const kb_task *t,
+		    const char *reason)
+{
+	bench_fx *fx = ctx;
+	size_t key = fx_str(fx, t->key);
+	if (fx->oom || KB_VEC_PUSH(&fx->evicts, key) < 0)
 		return fx->oom = 1, -ENOMEM;
 	return 0;
 }
@@ -153,7 +174,7 @@ static int fx_task_pending(void *ctx, const kb_snapshot *snap, const kb_task *t,
 
 static const kb_effects bench_effects = {
 	.bind = fx_bind,
-	.evict = NULL,
+	.evict = fx_evict,
 	.job_status = fx_job_status,
 	.task_pending = fx_task_pending,
 };
@@ -213,8 +234,9 @@ static double maxrss_mb(void)
 typedef struct sess_row {
 	double snapshot, open, actions, close, apply, total; /* ms; total excludes apply */
 	double cpu; /* thread CPU ms of snapshot .. close */
-	uint64_t binds, pending, waiting;
+	uint64_t binds, evictions, pending, waiting;
 	bool idle;
+	bool replayed; /* preempt and reclaim skipped: nothing changed (memo) */
 } sess_row;
 
 static int cmp_double(const void *a, const void *b)
@@ -238,6 +260,8 @@ typedef struct bench {
 	kb_conf conf;
 	bench_fx fx;
 	bool check;
+	bool use_memo;
+	kb_session_memo memo;
 	int64_t now;
 	/* From the first snapshot. */
 	uint32_t nodes, tasks, jobs, queues;
@@ -246,7 +270,7 @@ typedef struct bench {
 static int run_one(bench *b, sess_row *row, kb_err *err)
 {
 	kb_snapshot *snap; /* lent by the cluster, as in the daemon */
-	b->fx.strs.n = b->fx.binds.n = b->fx.phases.n = 0;
+	b->fx.strs.n = b->fx.binds.n = b->fx.phases.n = b->fx.evicts.n = 0;
 	b->fx.pending = 0;
 	b->fx.waiting = 0;
 
@@ -269,8 +293,11 @@ static int run_one(bench *b, sess_row *row, kb_err *err)
 	if (r < 0) {
 		return kb_err_prefix(err, "session open");
 	}
+	if (b->use_memo)
+		kb_session_use_memo(&ssn, &b->memo);
 	r = kb_session_run_actions(&ssn, err);
 	double t3 = now_ms();
+	row->replayed = ssn.memo_replayed;
 	int rc = kb_session_close(&ssn);
 	double t4 = now_ms();
 	double c4 = cpu_ms();
@@ -304,6 +331,8 @@ static int run_one(bench *b, sess_row *row, kb_err *err)
 		if (r < 0 && r != -ENOENT)
 			return kb_err_set(err, r, "podgroup phase: %s", strerror(-r));
 	}
+	for (size_t i = 0; i < b->fx.evicts.n; i++)
+		kb_cluster_delete(&b->cluster, KB_KIND_POD, b->fx.strs.v + b->fx.evicts.v[i]);
 	double t6 = now_ms();
 	b->now += 1000;
 
@@ -315,6 +344,7 @@ static int run_one(bench *b, sess_row *row, kb_err *err)
 	row->total = t4 - t0;
 	row->cpu = c4 - c0;
 	row->binds = b->fx.binds.n;
+	row->evictions = b->fx.evicts.n;
 	row->pending = b->fx.pending;
 	row->waiting = b->fx.waiting;
 	return 0;
@@ -382,7 +412,7 @@ static void usage(FILE *f)
 {
 	fputs("usage: bench-session -f FILE [-f FILE...] [--conf FILE | --preset default|enqueue|full]\n"
 	      "                     [--name NAME] [--json] [--idle N] [--churn K] [--max-sessions N]\n"
-	      "                     [--sessions-csv FILE] [--check]\n",
+	      "                     [--sessions-csv FILE] [--check] [--no-memo]\n",
 	      f);
 }
 
@@ -392,10 +422,11 @@ static void json_session(FILE *out, const sess_row *s, uint32_t i)
 		"{\"session\": %u, \"snapshot_ms\": %.3f, \"open_ms\": %.3f, \"actions_ms\": %.3f, "
 		"\"close_ms\": %.3f, \"session_ms\": %.3f, \"session_cpu_ms\": %.3f, \"apply_ms\": %.3f, "
 		"\"binds\": %" PRIu64
-		", \"pending_after\": %" PRIu64 ", \"pods_per_sec\": %.1f, \"idle\": %s}",
+		", \"pending_after\": %" PRIu64 ", \"pods_per_sec\": %.1f, \"idle\": %s, "
+		"\"replayed\": %s}",
 		i, s->snapshot, s->open, s->actions, s->close, s->total, s->cpu, s->apply, s->binds,
 		s->pending, s->total > 0 ? (double)s->binds / (s->total / 1e3) : 0.0,
-		s->idle ? "true" : "false");
+		s->idle ? "true" : "false", s->replayed ? "true" : "false");
 }
 
 int main(int argc, char **argv)
@@ -403,7 +434,7 @@ int main(int argc, char **argv)
 	const char *files[64];
 	uint32_t nfiles = 0;
 	const char *conf_path = NULL, *preset = "default", *name = NULL, *csv_path = NULL;
-	bool json = false, check = false;
+	bool json = false, check = false, use_memo = true;
 	long idle_n = 5, churn_n = 1000, max_sessions = 100000;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -413,6 +444,10 @@ int main(int argc, char **argv)
 		}
 		if (strcmp(a, "--check") == 0) {
 			check = true;
+			continue;
+		}
+		if (strcmp(a, "--no-memo") == 0) {
+			use_memo = false;
 			continue;
 		}
 		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
@@ -476,6 +511,7 @@ int main(int argc, char **argv)
 	}
 	const char *conf_name = conf_path ? conf_path : b.conf.source;
 	b.check = check;
+	b.use_memo = use_memo;
 	kb_cluster_init(&b.cluster, KB_DEFAULT_SCHEDULER_NAME, KB_DEFAULT_QUEUE);
 
 	double l0 = now_ms();
@@ -514,7 +550,7 @@ int main(int argc, char **argv)
 		placing++;
 		bound += row.binds;
 		pending = row.pending;
-		if (row.pending == 0 || row.binds == 0)
+		if (row.pending == 0 || (row.binds == 0 && row.evictions == 0))
 			break;
 	}
 	for (long s = 0; r == 0 && s < idle_n; s++) {
@@ -562,8 +598,9 @@ int main(int argc, char **argv)
 		placed += s->binds;
 	}
 	double idle_v[5][64];
-	size_t ni = 0;
+	size_t ni = 0, idle_replayed = 0;
 	for (size_t i = placing; i < rows.n && ni < 64; i++, ni++) {
+		idle_replayed += rows.v[i].replayed;
 		idle_v[0][ni] = rows.v[i].total;
 		idle_v[1][ni] = rows.v[i].snapshot;
 		idle_v[2][ni] = rows.v[i].actions;
@@ -625,9 +662,10 @@ int main(int argc, char **argv)
 			" \"idle_session_ms\": %.3f, \"idle_session_cpu_ms\": %.3f, "
 			"\"idle_snapshot_ms\": %.3f, \"idle_actions_ms\": %.3f, "
 			"\"idle_close_ms\": %.3f, \"idle_sessions_run\": %zu, "
-			"\"idle_gangs_waiting\": %" PRIu64 ",\n",
+			"\"idle_gangs_waiting\": %" PRIu64 ", \"memo\": %s, \"idle_replayed\": %zu,\n",
 			idle_ms, idle_cpu, idle_snap, idle_act, idle_close, ni,
-			rows.n ? rows.v[rows.n - 1].waiting : 0);
+			rows.n ? rows.v[rows.n - 1].waiting : 0, use_memo ? "true" : "false",
+			idle_replayed);
 		fprintf(o,
 			" \"churn_pods\": %ld, \"churn_session_ms\": %.3f, \"churn_snapshot_ms\": %.3f, "
 			"\"churn_apply_ms\": %.3f,\n",
@@ -677,6 +715,7 @@ int main(int argc, char **argv)
 	KB_VEC_RELEASE(&rows);
 	KB_VEC_RELEASE(&b.fx.strs);
 	KB_VEC_RELEASE(&b.fx.binds);
+	KB_VEC_RELEASE(&b.fx.evicts);
 	KB_VEC_RELEASE(&b.fx.phases);
 	kb_cluster_release(&b.cluster);
 	kb_conf_release(&b.conf);

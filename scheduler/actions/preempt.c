@@ -177,8 +177,10 @@ static bool candidate(const evict_ctx *ec, const kb_task *t, const kb_task *v)
 	if (t->best_effort && !v->best_effort)
 		return false; /* a BestEffort preemptor needs only a pod slot */
 	if (v->evicted_ms > 0 && ec->ssn->now_ms - v->evicted_ms < ec->victim_cooldown_ms &&
-	    (int64_t)job_priority(s, t) - job_priority(s, v) < ec->priority_gap)
+	    (int64_t)job_priority(s, t) - job_priority(s, v) < ec->priority_gap) {
+		kb_session_until(ec->ssn, v->evicted_ms + ec->victim_cooldown_ms);
 		return false; /* evicted only recently, and not by a much higher priority */
+	}
 	int32_t tq = s->jobs[t->job].queue, vq = s->jobs[v->job].queue;
 	if (ec->mode == MODE_PREEMPT)
 		return tq == vq;
@@ -604,12 +606,16 @@ static bool recently_evicted(const evict_ctx *ec, const kb_job *j)
 {
 	const kb_snapshot *s = ec->ssn->snap;
 	if (ec->mode == MODE_RECLAIM && j->queue >= 0 && ec->queue_evicted_ms[j->queue] > 0 &&
-	    ec->ssn->now_ms - ec->queue_evicted_ms[j->queue] < ec->cooldown_ms)
+	    ec->ssn->now_ms - ec->queue_evicted_ms[j->queue] < ec->cooldown_ms) {
+		kb_session_until(ec->ssn, ec->queue_evicted_ms[j->queue] + ec->cooldown_ms);
 		return true;
+	}
 	for (uint32_t k = 0; k < j->ntasks; k++) {
 		const kb_task *t = &s->tasks[s->job_tasks[j->first_task + k]];
-		if (t->evicted_ms > 0 && ec->ssn->now_ms - t->evicted_ms < ec->cooldown_ms)
+		if (t->evicted_ms > 0 && ec->ssn->now_ms - t->evicted_ms < ec->cooldown_ms) {
+			kb_session_until(ec->ssn, t->evicted_ms + ec->cooldown_ms);
 			return true;
+		}
 	}
 	return false;
 }
@@ -800,10 +806,12 @@ const kb_action_ops kb_action_preempt = {
 	.name = "preempt",
 	.execute = preempt_execute,
 	.check_arg = check_argument,
+	.memoizable = true,
 };
 
 const kb_action_ops kb_action_reclaim = {
 	.name = "reclaim",
 	.execute = reclaim_execute,
 	.check_arg = check_argument,
+	.memoizable = true,
 };
