@@ -13,6 +13,9 @@
 #            PodGroups scheduling.x-k8s.io/v1alpha1, the queue in an annotation)
 #   foreign  volcano's own PodGroup, pods naming schedulerName volcano: left alone
 #   mpi      MPI operator v2 (v2beta1 MPIJob), --gang-scheduling=kube-batchd
+#   crds     kubectl create -k deploy/crds beside scheduler-plugins' own CRD:
+#            only the missing CRDs made, none of pg/pgs/q taken (run it last:
+#            it swaps cluster-wide CRDs)
 # In volcano and custom: the seed's dist-mnist TFJob (2 PS + 4 one-GPU
 # workers) and a PyTorchJob (1 master + 3 workers) bound whole, the job's
 # queue honoured (a queue whose capability is too small holds the job), a
@@ -39,11 +42,11 @@ while (($#)); do
 	case $1 in
 	--build) build=$2; shift 2 ;;
 	--keep) keep=1; shift ;;
-	-h | --help) sed -n '2,28p' "$0"; exit 0 ;;
+	-h | --help) sed -n '2,31p' "$0"; exit 0 ;;
 	*) cases+=("$1"); shift ;;
 	esac
 done
-((${#cases[@]})) || cases=(volcano custom foreign mpi)
+((${#cases[@]})) || cases=(volcano custom foreign mpi crds)
 for tool in go kubectl curl openssl flock setsid base64; do
 	command -v "$tool" >/dev/null || { echo "operators: SKIP: $tool not found" >&2; exit 77; }
 done
@@ -472,7 +475,7 @@ case_mpi() {
 	op_pid=$!
 	check "mpi: MPI operator $KB_MPI_OPERATOR_VERSION leads (its /healthz on :8080)" \
 		wait_for 60 bash -c "grep -q 'Leading started' '$op_log' && [[ \$(curl -s http://127.0.0.1:8080/healthz) == ok ]]"
-	render "$opfix/mpijob.yaml" NAME=pi | k create -n "$ns" -f - >/dev/null
+	render "$opfix/mpijob.yaml" NAME=pi QUEUE=team-a | k create -n "$ns" -f - >/dev/null
 	sel=scheduling.x-k8s.io/pod-group=pi
 	wait_for 30 k get podgroups.scheduling.x-k8s.io pi -n "$ns"
 	minm=$(k get podgroups.scheduling.x-k8s.io pi -n "$ns" -o jsonpath='{.spec.minMember}')
@@ -484,11 +487,45 @@ case_mpi() {
 		test "$(k get pods -n "$ns" -l "$sel" -o jsonpath='{range .items[*]}{.spec.schedulerName}{"\n"}{end}' | sort -u)" = kube-batchd
 	wait_for 30 bash -c "[[ \$(kubectl --kubeconfig '$admin' get mpijob pi -n '$ns' -o jsonpath='{.status.conditions[?(@.type==\"Running\")].status}') == True ]]"
 	check "mpi: MPIJob pi reports Running" test "$(job_condition "$ns" mpijob pi Running)" = True
+	# The same job in queue tiny (capability 2 cpu, 1 GPU), named on its pods.
+	render "$opfix/mpijob.yaml" NAME=pi-tiny QUEUE=tiny | k create -n "$ns" -f - >/dev/null
+	wait_for 30 bash -c "(( \$(kubectl --kubeconfig '$admin' get pods -n '$ns' -l scheduling.x-k8s.io/pod-group=pi-tiny -o name | grep -c .) >= 5 ))"
+	check "mpi: MPIJob pi-tiny, queue tiny on its pods (annotation scheduling.volcano.sh/queue-name): nothing bound" \
+		holds_nothing "$ns" scheduling.x-k8s.io/pod-group=pi-tiny 4
 	stop_operator
-	k delete mpijob pi -n "$ns" --wait=false >/dev/null 2>&1
+	k delete mpijob pi pi-tiny -n "$ns" --wait=false >/dev/null 2>&1
 	k delete jobs --all -n "$ns" --wait=false >/dev/null 2>&1
 	k delete pods --all -n "$ns" --grace-period=0 --force >/dev/null 2>&1
 	k delete nodes -l e2e.kube-batchd.io/node=true >/dev/null 2>&1
+}
+
+# deploy/crds beside the projects that own those CRDs: scheduler-plugins'
+# own coscheduling CRD (from its Go module, short names pg and pgs) stands
+# in for an installed scheduler-plugins; volcano's Queue CRD is missing.
+# `kubectl create -k deploy/crds` makes the missing one, keeps the others.
+case_crds() {
+	local crd=$KB_SCHEDULER_PLUGINS_MODULE/manifests/coscheduling/crd.yaml out rc=0 sn pg q
+	sn=$(kubectl kustomize "$root/deploy/crds" | k create --dry-run=client -f - \
+		-o jsonpath='{.metadata.name}={.spec.names.shortNames}{"\n"}')
+	echo "$sn" | sed 's/^/  /'
+	check "crds: deploy/crds has 5 CRDs, none with the short name pg, pgs or q" \
+		test "$(grep -c . <<<"$sn")/$(grep -Ec '"(pg|pgs|q)"' <<<"$sn")" = 5/0
+	k replace -f "$crd" >/dev/null && established podgroups.scheduling.x-k8s.io ||
+		{ fail "crds: scheduler-plugins' own CRD installed in place of ours"; return; }
+	k delete crd queues.scheduling.volcano.sh >/dev/null &&
+		wait_for 30 bash -c "! kubectl --kubeconfig '$admin' get crd queues.scheduling.volcano.sh"
+	out=$(k create -k "$root/deploy/crds" 2>&1) || rc=$?
+	echo "$out" | sed 's/^/  /'
+	check "crds: kubectl create -k deploy/crds makes the missing volcano Queue CRD, AlreadyExists for the 4 others (exit $rc)" \
+		test "$rc/$(grep -c ' created$' <<<"$out")/$(grep -c AlreadyExists <<<"$out")/$(grep -c 'queues.scheduling.volcano.sh created' <<<"$out")" = 1/1/4/1
+	sn=$(k get crd podgroups.scheduling.x-k8s.io -o jsonpath='{.spec.names.shortNames}')
+	check "crds: scheduler-plugins' CRD is kept as it was (short names $sn, no label of ours)" \
+		test "$sn/$(k get crd podgroups.scheduling.x-k8s.io -o jsonpath='{.metadata.labels.app\.kubernetes\.io/part-of}')" = '["pg","pgs"]/'
+	check "crds: volcano's Queue CRD made again is Established" established queues.scheduling.volcano.sh
+	pg=$(k api-resources --no-headers | awk '$2 ~ /(^|,)pg(,|$)/ {print $1 "." $3}' | tr '\n' ' ')
+	q=$(k api-resources --no-headers | awk 'NF == 5 && $2 ~ /(^|,)q(,|$)/ {print $1 "." $3}' | tr '\n' ' ')
+	check "crds: short name pg means scheduler-plugins' PodGroups only (got: $pg), q nothing of ours (got: ${q:-none})" \
+		test "$pg/$q" = "podgroups.scheduling.x-k8s.io/v1alpha1 /"
 }
 
 start_sched || { echo "FAIL: kube-batchd did not start"; exit 1; }
@@ -502,6 +539,7 @@ for c in "${cases[@]}"; do
 	custom) case_training kube-batchd ;;
 	foreign) case_foreign ;;
 	mpi) case_mpi ;;
+	crds) case_crds ;;
 	*) fail "unknown case $c" ;;
 	esac
 	echo "  case $c: $((SECONDS - t)) s"
