@@ -12,5 +12,7 @@
 #define KB_DEFAULT_SCHEDULER_NAME "kube-batchd"
 #define KB_DEFAULT_QUEUE "default"
 #define KB_DEFAULT_PERIOD_MS 1000
+/* How many scheduler names (--scheduler-name, repeated) one daemon answers to. */
+#define KB_MAX_SCHEDULER_NAMES 8
 
 #endif

@@ -105,9 +105,13 @@ typedef struct kb_pod_spec {
 	uint32_t nhost_ports;
 	/* GPU wishes (see plugins/gpu.c): models accepted, '|'-separated, or NULL */
 	const char *gpu_models;
-	/* A share of one GPU in milli-GPU (1..999), 0 when the pod takes whole GPUs */
+	/* A share of one GPU in milli-GPU (1..999, the pod annotation
+	 * KB_ANN_GPU_MILLI), 0 when the pod takes whole GPUs */
 	int32_t gpu_milli;
 } kb_pod_spec;
+
+/* The pod annotation of kb_pod_spec.gpu_milli, for reasons that name it. */
+#define KB_ANN_GPU_MILLI "kube-batchd.io/gpu-milli"
 
 /* One entry of volcano's minTaskMember: at least min pods of the task role
  * must run for the job to be ready. A PodGroup names at most KB_MAX_ROLES. */
@@ -161,7 +165,8 @@ typedef struct kb_task {
 	int64_t creation_ms; /* creationTimestamp (or simulated arrival), milliseconds */
 	int64_t started_ms;  /* when it was bound/started; used for "least work lost" */
 	int64_t evicted_ms;  /* when it was last evicted (preempted or reclaimed); 0 = never */
-	kb_res req;          /* max(sum of containers, max of init containers) + overhead, pods=1 */
+	kb_res req;          /* what it is charged: its request as the kubelet counts it (plus a
+			      * share of a GPU it does not ask for; kb_cluster_snapshot) */
 	bool best_effort;    /* asks for nothing but a pod slot */
 	bool foreign;        /* another scheduler's pod: occupies its node, never scheduled */
 	bool critical;       /* system-cluster-critical / system-node-critical / kube-system */
@@ -220,6 +225,12 @@ typedef struct kb_job {
 	 * concludes about a job is session output (scheduler/framework.h:
 	 * kb_job_outcome), not part of the model. */
 	const char *invalid;
+	/* Pods of ours in the group held back by spec.schedulingGates: not
+	 * tasks until ungated (the gang's reason counts them). */
+	int32_t ngated;
+	/* Every pod of the group names another scheduler: its group is left
+	 * alone, neither scheduled nor written (invalid says why). */
+	bool foreign;
 } kb_job;
 
 /* ---- node ------------------------------------------------------------------------ */

@@ -106,10 +106,29 @@ void kb_cluster_init(kb_cluster *c, const char *scheduler_name, const char *defa
 	store_init(&c->podgroups);
 	store_init(&c->queues);
 	store_init(&c->priority_classes);
-	c->scheduler_name = scheduler_name;
+	c->scheduler_names[0] = scheduler_name;
+	c->nscheduler_names = 1;
 	c->default_queue = default_queue;
 	kb_arena_init(&c->cache.arena);
 	kb_snapshot_init(&c->live);
+}
+
+int kb_cluster_add_scheduler_name(kb_cluster *c, const char *name)
+{
+	if (kb_cluster_name_is_ours(c, name))
+		return 0;
+	if (c->nscheduler_names == KB_MAX_SCHEDULER_NAMES)
+		return -E2BIG;
+	c->scheduler_names[c->nscheduler_names++] = name;
+	return 0;
+}
+
+bool kb_cluster_name_is_ours(const kb_cluster *c, const char *name)
+{
+	for (uint32_t i = 0; i < c->nscheduler_names; i++)
+		if (strcmp(name, c->scheduler_names[i]) == 0)
+			return true;
+	return false;
 }
 
 void kb_cluster_release(kb_cluster *c)
@@ -165,7 +184,7 @@ static void live_mark(kb_cluster *c, const kb_slot *sl);
 static bool pod_in_build(const kb_cluster *c, const kb_slot *sl)
 {
 	const kb_pod_obj *p = &sl->obj->u.pod;
-	return strcmp(p->scheduler_name, c->scheduler_name) == 0 ||
+	return (kb_cluster_name_is_ours(c, p->scheduler_name) && !p->gated) ||
 	       (sl->overridden ? sl->node : p->node_name) != NULL;
 }
 
@@ -554,9 +573,18 @@ static void node_fill(kb_node *n, const kb_object *o)
 }
 
 /* A task's fields that come from its object and slot, given what the build
- * resolved (priority, foreign, critical). job is left to the caller. */
+ * resolved (priority, foreign, critical) and the index of nvidia.com/gpu
+ * (gpu_res, -1 when none). job is left to the caller.
+ *
+ * What a task is charged (req): what the kubelet counts against the node's
+ * allocatable (the pod's effective request), so that no node is ever bound
+ * beyond it; a pod sharing a GPU (KB_ANN_GPU_MILLI) that asks for one
+ * nvidia.com/gpu is charged it whole. A sharing pod that asks for none is
+ * charged its share of one GPU on top: kube-batchd's own share model (the
+ * simulator's), which no kubelet counts, so it only keeps the node further
+ * below its allocatable. */
 static void task_fill(kb_task *t, const kb_slot *sl, uint32_t slot, int32_t priority,
-		      bool foreign, bool critical, bool preempt_never)
+		      bool foreign, bool critical, bool preempt_never, int gpu_res)
 {
 	const kb_object *o = sl->obj;
 	const kb_pod_obj *p = &o->u.pod;
@@ -568,6 +596,8 @@ static void task_fill(kb_task *t, const kb_slot *sl, uint32_t slot, int32_t prio
 	t->priority = priority;
 	t->creation_ms = sl->created_ms;
 	t->req = p->req;
+	if (p->spec.gpu_milli > 0 && gpu_res >= 0 && t->req.q[gpu_res] == 0)
+		t->req.q[gpu_res] = p->spec.gpu_milli;
 	t->best_effort = p->best_effort;
 	t->foreign = foreign;
 	t->critical = critical;
@@ -675,7 +705,9 @@ static int cache_store(kb_cluster *c, const kb_snapshot *s, const uint32_t *node
 			.cache_slot = j->cache_slot,
 			.first_task = j->first_task,
 			.ntasks = j->ntasks,
+			.ngated = j->ngated,
 			.has_min_resources = j->has_min_resources,
+			.foreign = j->foreign,
 		};
 		if (j->invalid && !(k->jobs[i].invalid = kb_arena_strdup(&k->arena, j->invalid)))
 			return -ENOMEM;
@@ -727,7 +759,9 @@ static int cache_copy(kb_cluster *c, kb_snapshot *s, kb_err *err)
 		j->cache_slot = cj->cache_slot;
 		j->first_task = cj->first_task;
 		j->ntasks = cj->ntasks;
+		j->ngated = cj->ngated;
 		j->has_min_resources = cj->has_min_resources;
+		j->foreign = cj->foreign;
 		if (cj->cache_slot != UINT32_MAX) {
 			const kb_slot *sl = &c->podgroups.slots.v[cj->cache_slot];
 			j->min_resources = sl->obj->u.podgroup.min_resources;
@@ -754,7 +788,8 @@ static int cache_copy(kb_cluster *c, kb_snapshot *s, kb_err *err)
 		const kb_cached_task *ct = &k->tasks[i];
 		kb_slot *sl = &c->pods.slots.v[ct->slot];
 		kb_task *t = &s->tasks[i];
-		task_fill(t, sl, ct->slot, ct->priority, ct->foreign, ct->critical, ct->preempt_never);
+		task_fill(t, sl, ct->slot, ct->priority, ct->foreign, ct->critical, ct->preempt_never,
+			  s->gpu_res);
 		t->job = ct->job;
 		t->role = ct->role;
 		task_refresh(s, t, sl);
@@ -877,8 +912,8 @@ int kb_cluster_session_snapshot(kb_cluster *c, kb_snapshot **ret, kb_err *err)
 static bool lone_pod_of_ours(const kb_cluster *c, const char *key)
 {
 	const kb_slot *sl = store_get(&c->pods, key);
-	return sl && !sl->obj->u.pod.group_name &&
-	       strcmp(sl->obj->u.pod.scheduler_name, c->scheduler_name) == 0;
+	return sl && !sl->obj->u.pod.group_name && !sl->obj->u.pod.gated &&
+	       kb_cluster_name_is_ours(c, sl->obj->u.pod.scheduler_name);
 }
 
 /* Makes room for one more job in the build's array (a job for a PodGroup
@@ -931,6 +966,17 @@ static void job_set_queue(kb_snapshot *s, kb_job *j, const char *qname)
 	j->queue = kb_snapshot_find_queue(s, qname);
 	if (j->queue < 0)
 		j->invalid = kb_arena_printf(&s->arena, "queue \"%s\" not found", qname);
+}
+
+/* The queue of a job: the one its PodGroup or pod names (spec.queue, else
+ * the annotation KB_ANN_VOLCANO_QUEUE), else its namespace's in the queue
+ * file, else the default queue. */
+static const char *queue_of(const kb_cluster *c, const char *named, const char *ns)
+{
+	const char *q = named;
+	if (!q && c->queue_conf)
+		q = kb_queue_conf_ns_queue(c->queue_conf, ns);
+	return q ? q : c->default_queue;
 }
 
 /* The global default PriorityClass, if any (the highest value wins a tie,
@@ -989,12 +1035,12 @@ static int build_tasks(kb_cluster *c, kb_snapshot *s, const prio_table *pt, size
 			continue;
 		const kb_object *o = sl->obj;
 		const kb_pod_obj *p = &o->u.pod;
-		bool ours = strcmp(p->scheduler_name, c->scheduler_name) == 0;
+		bool ours = kb_cluster_name_is_ours(c, p->scheduler_name) && !p->gated;
 		if (!ours && !(sl->overridden ? sl->node : p->node_name))
-			continue; /* another scheduler's pending pod: not our business */
+			continue; /* gated, or another scheduler's pending pod: not a task */
 		kb_task *t = &s->tasks[s->ntasks++];
 		task_fill(t, sl, (uint32_t)i, pod_priority(pt, p), !ours, is_critical(o, p),
-			  pod_preempt_never(pt, p));
+			  pod_preempt_never(pt, p), s->gpu_res);
 		task_refresh(s, t, sl);
 		if (ours && !p->group_name)
 			nlone++;
@@ -1030,10 +1076,7 @@ static void build_podgroup_jobs(const kb_cluster *c, kb_snapshot *s, const prio_
 		int32_t v;
 		if (priority_class_value(pt, pg->priority_class_name, &v))
 			j->priority = v;
-		const char *qname = pg->queue;
-		if (!qname && c->queue_conf)
-			qname = kb_queue_conf_ns_queue(c->queue_conf, o->meta.ns);
-		job_set_queue(s, j, qname ? qname : c->default_queue);
+		job_set_queue(s, j, queue_of(c, pg->queue, o->meta.ns));
 	}
 }
 
@@ -1056,9 +1099,7 @@ static void build_lone_jobs(const kb_cluster *c, kb_snapshot *s)
 		j->creation_ms = t->creation_ms;
 		j->phase = KB_PG_PENDING;
 		j->priority = t->priority;
-		const char *qname =
-			c->queue_conf ? kb_queue_conf_ns_queue(c->queue_conf, o->meta.ns) : NULL;
-		job_set_queue(s, j, qname ? qname : c->default_queue);
+		job_set_queue(s, j, queue_of(c, o->u.pod.queue_name, o->meta.ns));
 	}
 }
 
@@ -1096,7 +1137,7 @@ static int build_missing_group_jobs(const kb_cluster *c, kb_snapshot *s, const c
 		j->min_member = 1;
 		j->creation_ms = t->creation_ms;
 		j->priority = t->priority;
-		job_set_queue(s, j, c->default_queue);
+		job_set_queue(s, j, queue_of(c, p->queue_name, t->ns));
 		j->invalid = kb_arena_printf(&s->arena, "PodGroup \"%s\" not found", gkeys[i]);
 		if ((r = kb_strmap_put(&jobkeys, gkeys[i], s->njobs)) < 0)
 			break;
@@ -1131,6 +1172,62 @@ static int link_tasks(const kb_cluster *c, kb_snapshot *s, kb_arena *scratch, co
 		if (j->ntasks == 0)
 			j->first_task = k;
 		j->ntasks++;
+	}
+	return 0;
+}
+
+/* The pods of groups that are not their tasks: ours held back by
+ * spec.schedulingGates (counted in ngated), and other schedulers'. A group
+ * whose pods all name another scheduler is foreign: left alone, neither
+ * scheduled nor written (the simulator shows why). A group with pods of
+ * both is invalid: nothing of it is bound until they agree. A group with
+ * no pods yet is ours (an operator creates it first, and its pods once it
+ * is Inqueue). Cost: O(pods), plus O(log jobs) per such pod. */
+static int mark_outside_pods(const kb_cluster *c, kb_snapshot *s, kb_arena *scratch)
+{
+	int32_t *nother = NULL;     /* per job: pods naming another scheduler */
+	const char **other = NULL;  /* per job: the first such name */
+	for (size_t i = 0; i < c->pods.slots.n; i++) {
+		const kb_object *o = c->pods.slots.v[i].obj;
+		if (!o || !o->u.pod.group_key)
+			continue;
+		const kb_pod_obj *p = &o->u.pod;
+		bool ours = kb_cluster_name_is_ours(c, p->scheduler_name);
+		if (ours && !p->gated)
+			continue;
+		int32_t ji = kb_snapshot_find_job(s, p->group_key);
+		if (ji < 0)
+			continue;
+		if (ours) {
+			s->jobs[ji].ngated++;
+			continue;
+		}
+		if (!nother) {
+			nother = kb_arena_calloc(scratch, s->njobs, sizeof(*nother));
+			other = kb_arena_calloc(scratch, s->njobs, sizeof(*other));
+			if (!nother || !other)
+				return -ENOMEM;
+		}
+		if (nother[ji]++ == 0)
+			other[ji] = p->scheduler_name;
+	}
+	for (uint32_t i = 0; nother && i < s->njobs; i++) {
+		kb_job *j = &s->jobs[i];
+		if (nother[i] == 0)
+			continue;
+		uint32_t mine = j->ntasks + (uint32_t)j->ngated;
+		j->foreign = mine == 0;
+		j->invalid = j->foreign
+				     ? kb_arena_printf(&s->arena,
+						       "its %d pods name schedulerName \"%s\", not \"%s\": "
+						       "another scheduler's group, left alone",
+						       nother[i], other[i], c->scheduler_names[0])
+				     : kb_arena_printf(&s->arena,
+						       "its pods name different schedulers (%u of them "
+						       "ours, %d \"%s\"): none is bound until all name ours",
+						       mine, nother[i], other[i]);
+		if (!j->invalid)
+			return -ENOMEM;
 	}
 	return 0;
 }
@@ -1194,6 +1291,8 @@ static int snapshot_build(kb_cluster *c, kb_snapshot *s, uint32_t **ret_node_slo
 		qsort(s->jobs, s->njobs, sizeof(kb_job), cmp_job_key);
 		r = link_tasks(c, s, &scratch, gkeys);
 	}
+	if (r == 0)
+		r = mark_outside_pods(c, s, &scratch);
 	kb_arena_release(&scratch);
 	if (r < 0)
 		return kb_err_set(err, r, "building the snapshot: out of memory");

@@ -22,6 +22,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "api/defaults.h"
 #include "api/snapshot.h"
 #include "base/error.h"
 #include "base/strmap.h"
@@ -79,7 +80,9 @@ typedef struct kb_cached_job {
 	uint32_t cache_slot; /* the PodGroup's slot, or UINT32_MAX */
 	uint32_t first_task;
 	uint32_t ntasks;
+	int32_t ngated;
 	bool has_min_resources;
+	bool foreign;
 } kb_cached_job;
 
 /* The last full build, kept compact: the order of the nodes and tasks (as
@@ -109,7 +112,12 @@ typedef struct kb_snapshot_cache {
 typedef struct kb_cluster {
 	kb_resnames resnames;
 	kb_store nodes, pods, podgroups, queues, priority_classes;
-	const char *scheduler_name; /* pods with another schedulerName are foreign */
+	/* The schedulerNames whose pods are ours; a pod naming another is
+	 * foreign (counted on its node, never placed), and so is a PodGroup
+	 * whose pods all name another. The first is the name kube-batchd
+	 * reports as. Borrowed. */
+	const char *scheduler_names[KB_MAX_SCHEDULER_NAMES];
+	uint32_t nscheduler_names;
 	const char *default_queue;
 	const kb_queue_conf *queue_conf; /* the queue file (queues, namespace mapping), or NULL; borrowed */
 	uint64_t generation; /* bumped by every change */
@@ -151,6 +159,12 @@ typedef struct kb_cluster {
 
 /* scheduler_name and default_queue are borrowed (must outlive the cluster). */
 void kb_cluster_init(kb_cluster *c, const char *scheduler_name, const char *default_queue);
+/* Answers to one more scheduler name too (borrowed), before the first
+ * object is applied. A name already known is ignored. -E2BIG past
+ * KB_MAX_SCHEDULER_NAMES. */
+int kb_cluster_add_scheduler_name(kb_cluster *c, const char *name);
+/* Whether a pod of schedulerName `name` is ours. O(scheduler names). */
+bool kb_cluster_name_is_ours(const kb_cluster *c, const char *name);
 void kb_cluster_release(kb_cluster *c);
 
 /* Adds or replaces an object (by kind and key); the cluster takes ownership

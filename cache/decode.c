@@ -531,3 +531,9 @@ const kb_yaml_node *dec_annotation_node(const dec_ctx *d, const char *key)
 {
 	return kb_yaml_get(kb_yaml_get(kb_yaml_get(d->root, "metadata"), "annotations"), key);
 }
+
+const char *dec_annotation_nonempty(const dec_ctx *d, const char *key)
+{
+	const char *v = kb_labels_get(&d->o->meta.annotations, key);
+	return v && *v ? v : NULL;
+}

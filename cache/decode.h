@@ -188,6 +188,9 @@ int dec_meta(dec_ctx *d);
 /* The node of annotation `key` (metadata.annotations.<key>), for error
  * positions; NULL when absent. */
 const kb_yaml_node *dec_annotation_node(const dec_ctx *d, const char *key);
+/* Annotation `key` of the object (decoded meta), or NULL when absent or
+ * empty. O(log annotations). */
+const char *dec_annotation_nonempty(const dec_ctx *d, const char *key);
 
 /* ---- the decoders of each kind (files listed at the top) ----------------------- */
 

@@ -107,8 +107,11 @@ static int dec_sim_seconds(dec_ctx *d, const char *ann, int64_t *ret_ms)
 	return 0;
 }
 
-/* KB_ANN_GPU_MILLI: a share of one GPU, 1..999 milli-GPU; the pod, which
- * asks for one nvidia.com/gpu or none, is charged its share. */
+/* KB_ANN_GPU_MILLI: a share of one GPU, 1..999 milli-GPU, for a pod that
+ * asks for one nvidia.com/gpu or none. po->req stays what the kubelet
+ * counts: a pod asking for one nvidia.com/gpu holds one whole at admission
+ * however small its share (the snapshot charges a pod asking none its share,
+ * see kb_cluster_snapshot). */
 static int dec_gpu_milli(dec_ctx *d, kb_pod_obj *po)
 {
 	const char *milli = kb_labels_get(&d->o->meta.annotations, KB_ANN_GPU_MILLI);
@@ -141,7 +144,6 @@ static int dec_gpu_milli(dec_ctx *d, kb_pod_obj *po)
 				"%lld milli-GPU",
 				KB_RES_GPU_NAME, (long long)asked);
 	po->spec.gpu_milli = v;
-	po->req.q[gi] = v; /* charged its share of one GPU */
 	return 0;
 }
 
@@ -237,6 +239,12 @@ int dec_pod(dec_ctx *d)
 	    (r = dec_preemptable(d, po)) < 0 || (r = dec_group(d, po)) < 0)
 		return r;
 	po->task_role = kb_labels_get(&d->o->meta.annotations, KB_ANN_TASK_SPEC);
+	po->queue_name = dec_annotation_nonempty(d, KB_ANN_VOLCANO_QUEUE);
+	const kb_yaml_node *gates;
+	if ((r = dec_seq(d, kb_yaml_get(spec, "schedulingGates"), "spec.schedulingGates",
+			 &gates)) < 0)
+		return r;
+	po->gated = gates && gates->n > 0;
 
 	po->spec.labels = d->o->meta.labels;
 	if ((r = dec_pod_containers(d, spec, po)) < 0 ||
@@ -248,6 +256,7 @@ int dec_pod(dec_ctx *d)
 		return r;
 	if ((r = dec_gpu_wishes(d, po)) < 0)
 		return r;
-	po->best_effort = kb_res_is_best_effort(&po->req);
+	/* A share of a GPU is a request, even one the kubelet does not count. */
+	po->best_effort = kb_res_is_best_effort(&po->req) && po->spec.gpu_milli == 0;
 	return 0;
 }

@@ -141,10 +141,12 @@ int dec_podgroup(dec_ctx *d)
 		return r;
 	pg->has_min_resources = !kb_yaml_is_null(mr);
 
+	if (pg->flavor != KB_PG_COSCHED &&
+	    (r = dec_str_nonempty(d, kb_yaml_get(spec, "queue"), "spec.queue", &pg->queue)) < 0)
+		return r;
+	if (!pg->queue)
+		pg->queue = dec_annotation_nonempty(d, KB_ANN_VOLCANO_QUEUE);
 	if (pg->flavor != KB_PG_COSCHED) {
-		if ((r = dec_str_nonempty(d, kb_yaml_get(spec, "queue"), "spec.queue",
-					  &pg->queue)) < 0)
-			return r;
 		if ((r = dec_str_nonempty(d, kb_yaml_get(spec, "priorityClassName"),
 					  "spec.priorityClassName", &pg->priority_class_name)) < 0 ||
 		    (r = dec_min_task_member(d, spec, pg)) < 0)

@@ -165,6 +165,7 @@ static void reloc_object(const packer *pk, kb_object *o)
 		RELOC(pk, po->group_name);
 		RELOC(pk, po->group_key);
 		RELOC(pk, po->task_role);
+		RELOC(pk, po->queue_name);
 		reloc_pod_spec(pk, &po->spec);
 		RELOC(pk, po->gpu_devices);
 		break;

@@ -35,15 +35,20 @@
  *    (sidecars are init containers with restartPolicy Always; without any
  *    this is max(sum of containers, max of init containers)); pods = 1.
  *  - PodGroup: minMember 0 when absent in all three APIs (Go's zero value:
- *    no CRD defaults it); spec.queue NULL when absent, so the queue
- *    configuration's namespace mapping, then the default queue, applies (in
- *    a cluster, volcano's CRD writes "default" itself at admission);
+ *    no CRD defaults it); the queue is spec.queue, else the annotation
+ *    KB_ANN_VOLCANO_QUEUE, else NULL, so the queue configuration's
+ *    namespace mapping, then the default queue, applies (in a cluster,
+ *    volcano's CRD writes "default" itself at admission);
  *    unknown status.phase strings are Pending.
  *  - Queue: weight 1 when absent (kube-batch's CRD default) or 0 (volcano's
  *    admission webhook); reclaimable true (volcano's webhook); state Open
  *    unless volcano's status.state says Closed or Closing.
  *  - Sharing pods (KB_ANN_GPU_MILLI = m): the pod asks for 1 nvidia.com/gpu
- *    or none, and is charged m milli-GPU of nvidia.com/gpu in req.
+ *    or none; req is left as the containers ask (a pod asking 1 holds one
+ *    whole nvidia.com/gpu at the kubelet's admission, whatever m), and the
+ *    pod is not BestEffort. req is always what the kubelet counts against
+ *    the node's allocatable; see kb_cluster_snapshot for what a task is
+ *    charged.
  *
  * Where the code is: cache/objects.c (which kind, decoding start to
  * finish, packing, freeing), cache/decode.h (internal: the helpers every
@@ -71,7 +76,7 @@
 #define KB_ANN_SIM_ARRIVAL "sim.kube-batchd.io/arrival"   /* seconds after start */
 #define KB_ANN_SIM_DURATION "sim.kube-batchd.io/duration" /* seconds once bound */
 #define KB_ANN_GPU_MODELS "kube-batchd.io/gpu-models"     /* "V100|A100": models accepted */
-#define KB_ANN_GPU_MILLI "kube-batchd.io/gpu-milli"       /* 1..999: a share of one GPU */
+/* KB_ANN_GPU_MILLI ("kube-batchd.io/gpu-milli", 1..999: a share of one GPU) is in api/types.h */
 #define KB_ANN_GPU_TOPOLOGY "kube-batchd.io/gpu-topology" /* node: "0,1,2,3;4,5,6,7" groups */
 #define KB_ANN_GPU_DEVICES "kube-batchd.io/gpu-devices"   /* pod, written at bind: "0,1" */
 #define KB_LABEL_GPU_PRODUCT "nvidia.com/gpu.product"
@@ -81,6 +86,10 @@
 /* volcano's task role of a pod (the training-operator and volcano's job
  * controller set it): what a PodGroup's spec.minTaskMember counts. */
 #define KB_ANN_TASK_SPEC "volcano.sh/task-spec"
+/* volcano's queue of a PodGroup or a pod, as an annotation: the
+ * training-operator copies it onto the PodGroup kinds that have no
+ * spec.queue (coscheduling's); volcano's job controller puts it on pods. */
+#define KB_ANN_VOLCANO_QUEUE "scheduling.volcano.sh/queue-name"
 #define KB_RES_GPU_NAME "nvidia.com/gpu"
 
 typedef enum kb_kind {
@@ -142,9 +151,11 @@ typedef struct kb_pod_obj {
 	kb_preemption_policy preemption_policy; /* spec.preemptionPolicy */
 	bool preemptable;       /* KB_PREEMPTABLE_KEY, label or annotation; default true */
 	const char *task_role;  /* KB_ANN_TASK_SPEC, or NULL */
+	const char *queue_name; /* KB_ANN_VOLCANO_QUEUE (non-empty), or NULL */
+	bool gated;             /* spec.schedulingGates is not empty: not to be placed */
 	const char *group_name; /* PodGroup name in the pod's namespace, or NULL */
 	const char *group_key;  /* "ns/group_name", or NULL */
-	kb_res req;      /* see kb_task.req */
+	kb_res req;      /* effective request, as the kubelet counts it (above) */
 	bool best_effort;
 	kb_pod_spec spec;
 	int64_t sim_arrival_ms;  /* KB_ANN_SIM_ARRIVAL, 0 when absent */
@@ -156,7 +167,7 @@ typedef struct kb_pod_obj {
 typedef struct kb_podgroup_obj {
 	kb_pg_flavor flavor;
 	int32_t min_member;
-	const char *queue; /* spec.queue, or NULL */
+	const char *queue; /* spec.queue, else annotation KB_ANN_VOLCANO_QUEUE, or NULL */
 	const char *priority_class_name;
 	bool has_min_resources;
 	kb_res min_resources;

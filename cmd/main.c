@@ -48,6 +48,8 @@ static void usage(FILE *out)
 	      "       kube-batchd --version\n"
 	      "\n"
 	      "DURATION is a number of seconds (\"1.5\") or has a unit: \"500ms\", \"2s\", \"10m\", \"1h\".\n"
+	      "--scheduler-name may be given up to 8 times: the daemon schedules the pods that\n"
+	      "name any of them, and reports as the first.\n"
 	      "The daemon runs a session every --schedule-period (1s), and --schedule-delay (50ms)\n"
 	      "after the cluster changes; --schedule-delay 0 keeps to the period alone.\n",
 	      out);
@@ -336,7 +338,7 @@ static int daemon_number_flag(int c, const char *arg, kb_daemon_options *o, int 
 
 /* Applies one cluster-mode option (getopt_long's c and optarg) to o. Returns
  * -1 to go on, else the exit status (0 after --help, 2 on a usage error). */
-static int daemon_flag(int c, kb_daemon_options *o, int *verbosity)
+static int daemon_flag(int c, kb_daemon_options *o, int *verbosity, bool *names_given)
 {
 	switch (c) {
 	case DMN_KUBECONFIG:
@@ -345,8 +347,22 @@ static int daemon_flag(int c, kb_daemon_options *o, int *verbosity)
 	case DMN_MASTER:
 		o->master = optarg;
 		return -1;
-	case DMN_NAME:
-		o->scheduler_name = optarg;
+	case DMN_NAME: /* the first replaces the default; each other adds a name */
+		if (!*optarg) {
+			fprintf(stderr, "kube-batchd: --scheduler-name: must not be empty\n");
+			return 2;
+		}
+		if (!*names_given) {
+			o->scheduler_name = optarg;
+			*names_given = true;
+			return -1;
+		}
+		if (o->nmore_scheduler_names == KB_MAX_SCHEDULER_NAMES - 1) {
+			fprintf(stderr, "kube-batchd: --scheduler-name: at most %d names\n",
+				KB_MAX_SCHEDULER_NAMES);
+			return 2;
+		}
+		o->more_scheduler_names[o->nmore_scheduler_names++] = optarg;
 		return -1;
 	case DMN_SCHED_CONF:
 		o->scheduler_conf = optarg;
@@ -410,9 +426,10 @@ static int cmd_daemon(int argc, char **argv)
 		.burst = 400,
 	};
 	int verbosity = 0, c;
+	bool names_given = false;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "v:h", opts, NULL)) != -1) {
-		int status = daemon_flag(c, &o, &verbosity);
+		int status = daemon_flag(c, &o, &verbosity, &names_given);
 		if (status >= 0)
 			return status;
 	}

@@ -621,7 +621,12 @@ int kb_daemon_run(const kb_daemon_options *opt, kb_err *err)
 	d->opt = opt;
 	d->leading = !opt->leader_elect;
 	kb_cluster_init(&d->cluster, opt->scheduler_name, opt->default_queue);
-	int r = load_configuration(d, err);
+	int r = 0;
+	for (uint32_t i = 0; i < opt->nmore_scheduler_names && r == 0; i++)
+		if ((r = kb_cluster_add_scheduler_name(&d->cluster, opt->more_scheduler_names[i])) < 0)
+			kb_err_set(err, r, "--scheduler-name: at most %d names", KB_MAX_SCHEDULER_NAMES);
+	if (r == 0)
+		r = load_configuration(d, err);
 	if (r == 0)
 		r = start_clients(d, err);
 	if (r == 0 && opt->listen_address && opt->listen_address[0])

@@ -28,13 +28,17 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "api/defaults.h"
 #include "base/error.h"
 #include "scheduler/conf.h"
 
 typedef struct kb_daemon_options {
 	const char *kubeconfig;     /* --kubeconfig; NULL: $KUBECONFIG, else in-cluster */
 	const char *master;         /* --master: overrides the kubeconfig's server */
-	const char *scheduler_name; /* --scheduler-name (required; api/defaults.h) */
+	const char *scheduler_name; /* --scheduler-name (required; api/defaults.h): the
+				     * name reported, the Lease's, and the first of: */
+	const char *more_scheduler_names[KB_MAX_SCHEDULER_NAMES - 1]; /* --scheduler-name again */
+	uint32_t nmore_scheduler_names;
 	const kb_registry *registry; /* what the configuration may name (required) */
 	const char *scheduler_conf; /* --scheduler-conf, NULL: the built-in default */
 	const char *queue_conf;     /* --queue-conf, or NULL */

@@ -29,6 +29,7 @@ typedef struct pg_rec {
 	struct pg_rec *lprev, *lnext; /* in w->pg_list, while in w->pgs */
 	char *key;
 	bool in_flight, forgotten, have_want;
+	bool foreign_said; /* the log said once that the group is another scheduler's */
 	pg_status sent; /* last sent (confirmed, or in flight) */
 	pg_status prev; /* confirmed before the one in flight */
 	pg_status want; /* newer wish that came while a write was in flight */
@@ -652,6 +653,13 @@ static int fx_job_status(void *ctx, const kb_snapshot *snap, const kb_job *j,
 	}
 	p->flavor = j->flavor;
 	p->min_member = j->min_member;
+	if (j->foreign) { /* another scheduler's group: never written, said once */
+		if (!p->foreign_said)
+			kb_info("PodGroup \"%s\" left alone: %s", j->key, j->invalid);
+		p->foreign_said = true;
+		return 0;
+	}
+	p->foreign_said = false;
 	pg_status now = {
 		.kb_phase = status->phase,
 		.running = status->running,

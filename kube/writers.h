@@ -27,7 +27,8 @@
  *               .../status; the whole object for volcano, whose published
  *               CRD has no status subresource). Events: Normal Scheduled when
  *               the group turns Running, Warning Unschedulable when its
- *               reason changes.
+ *               reason changes. Never for another scheduler's group
+ *               (kb_job.foreign): its reason is logged once instead.
  *  task_pending: pod condition PodScheduled=False reason Unschedulable and a
  *               Warning FailedScheduling event, only when the message changed.
  *

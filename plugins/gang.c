@@ -3,6 +3,8 @@
  * job valid:     the tasks that exist (pending or placed or succeeded) number
  *                at least minMember, and at least minTaskMember of each
  *                task role (volcano's, read from the pods' volcano.sh/task-spec);
+ *                pods held back by spec.schedulingGates are not tasks yet,
+ *                so a gang waits until enough of its members are ungated;
  * job ready:     Allocated + Binding + Bound + Running + Succeeded >= minMember,
  *                and as many of each role as its minTaskMember;
  * job pipelined: the same plus Pipelined;
@@ -69,8 +71,13 @@ static int short_role(const kb_snapshot *s, const kb_job *j, enum role_count wha
 static kb_vote gang_job_valid(void *st, const kb_session *ssn, const kb_job *j, const char **ret)
 {
 	if (valid_count(j) < j->min_member) {
-		*ret = kb_session_printf(ssn, "gang \"%s\": %d pods exist, fewer than minMember %d",
-					 j->key, valid_count(j), j->min_member);
+		*ret = j->ngated ? kb_session_printf(ssn,
+						     "gang \"%s\": %d pods exist, fewer than minMember "
+						     "%d; %d more held by spec.schedulingGates",
+						     j->key, valid_count(j), j->min_member, j->ngated)
+				 : kb_session_printf(ssn,
+						     "gang \"%s\": %d pods exist, fewer than minMember %d",
+						     j->key, valid_count(j), j->min_member);
 		return KB_REJECT;
 	}
 	int32_t have;

@@ -116,6 +116,10 @@ typedef struct kb_plugin_ops {
 	 * then ignored), KB_PERMIT otherwise. */
 	kb_vote (*preemptable)(void *st, const kb_session *ssn, const kb_task *preemptor,
 			       const uint32_t *cands, uint32_t n, bool *allow);
+	/* The same for reclaim. Its verdict may depend on the reclaimer only
+	 * through its job's queue and priority and its BestEffort class: the
+	 * reclaim action reuses a verdict on whole victim jobs for reclaimers
+	 * alike in those while nothing is committed. */
 	kb_vote (*reclaimable)(void *st, const kb_session *ssn, const kb_task *reclaimer,
 			       const uint32_t *cands, uint32_t n, bool *allow);
 	/* Optional, beside preemptable: false only when that callback, for

@@ -44,6 +44,7 @@ typedef struct sim_group {
 	char *name, *reason;
 	kb_pg_phase phase;
 	int32_t min_member, scheduled;
+	bool left_alone; /* another scheduler's group (kb_job.foreign): reported only */
 } sim_group;
 
 typedef struct sim_queue {
@@ -126,6 +127,7 @@ static int fx_job_status(void *ctx, const kb_snapshot *snap, const kb_job *j,
 		return 0;
 	sim_group g = {
 		.name = xstrdup(sim, j->key),
+		.left_alone = j->foreign,
 		.reason = st->unschedulable ? xstrdup(sim, st->unschedulable) : NULL,
 		.phase = st->phase,
 		.min_member = j->min_member,
@@ -136,6 +138,8 @@ static int fx_job_status(void *ctx, const kb_snapshot *snap, const kb_job *j,
 		free(g.reason);
 		return -ENOMEM;
 	}
+	if (j->foreign)
+		return 0; /* another scheduler's group: shown, never written */
 	uint64_t before = sim->cluster.generation;
 	int r = kb_cluster_set_podgroup_phase(&sim->cluster, j->key, st->phase);
 	if (sim->cluster.generation != before)
@@ -378,6 +382,8 @@ static void print_json(const sim_state *sim, uint32_t sessions, int64_t end_ms, 
 		json_str(out, g->name);
 		fprintf(out, ", \"phase\": \"%s\", \"minMember\": %d, \"scheduled\": %d",
 			kb_pg_phase_name(g->phase), g->min_member, g->scheduled);
+		if (g->left_alone)
+			fputs(", \"leftAlone\": true", out);
 		if (g->reason) {
 			fputs(", \"reason\": ", out);
 			json_str(out, g->reason);

@@ -60,9 +60,32 @@ static bool task_less(const void *ctx, uint32_t a, uint32_t b)
 	return kb_task_less(ssn, &ssn->snap->tasks[a], &ssn->snap->tasks[b]);
 }
 
+/* Why a pod sharing a GPU (KB_ANN_GPU_MILLI) is short of resource r: its
+ * share, or, when it asks for nvidia.com/gpu, the whole GPU the kubelet
+ * counts. "" for any other pod or resource. */
+static const char *share_note(kb_session *ssn, const kb_task *t, int r)
+{
+	const kb_snapshot *s = ssn->snap;
+	if (r != s->gpu_res || !t->spec || t->spec->gpu_milli <= 0)
+		return "";
+	const char *pod = t->key ? t->key : "";
+	if (t->req.q[r] > t->spec->gpu_milli) {
+		char asked[KB_QUANTITY_BUFSZ];
+		return kb_arena_printf(&ssn->arena,
+				       " (pod \"%s\" shares a GPU by %s: %d, but asks for %s %s, "
+				       "which the kubelet counts whole)",
+				       pod, KB_ANN_GPU_MILLI, (int)t->spec->gpu_milli,
+				       kb_res_format_one(t->req.q[r], &s->resnames, r, asked),
+				       s->resnames.name[r]);
+	}
+	return kb_arena_printf(&ssn->arena, " (pod \"%s\": its share of one GPU, %s: %d)", pod,
+			       KB_ANN_GPU_MILLI, (int)t->spec->gpu_milli);
+}
+
 /* "2 need cpu: 1, largest free cpu: 500m": the first resource the failing task
  * asks for more of than any node has free, or NULL when no single resource
- * explains the failure. */
+ * explains the failure. A pod sharing a GPU that is short of GPUs is named,
+ * with its annotation (share_note). */
 static const char *shortage(kb_session *ssn, const kb_task *t, uint32_t remaining)
 {
 	const kb_snapshot *s = ssn->snap;
@@ -83,8 +106,11 @@ static const char *shortage(kb_session *ssn, const kb_task *t, uint32_t remainin
 	kb_res_format_one(t->req.q[r], &s->resnames, r, need);
 	kb_res_format_one(largest.q[r] < 0 ? 0 : largest.q[r], &s->resnames, r, have);
 	const char *name = s->resnames.name[r];
-	return kb_arena_printf(&ssn->arena, "%u need %s %s, largest free %s %s", remaining, need, name,
-			       have, name);
+	const char *note = share_note(ssn, t, r);
+	if (!note)
+		return NULL; /* out of memory: no single reason then */
+	return kb_arena_printf(&ssn->arena, "%u need %s %s%s, largest free %s %s", remaining, need,
+			       name, note, have, name);
 }
 
 /* Whether the cluster's total future idle could hold what gang j still needs
@@ -197,11 +223,11 @@ static int job_turn(alloc_ctx *ac, uint32_t ji, kb_statement *st, kb_pq *jobs,
 /* Without the enqueue action, a Pending PodGroup of an open queue is
  * admitted by allocate (volcano's allocate does the same), pods or not, so
  * that no configuration leaves a group that waits for Inqueue before
- * creating its pods waiting forever. O(1). */
+ * creating its pods waiting forever; not one the cache found invalid. O(1). */
 static void admit_without_enqueue(const kb_session *ssn, kb_job *j)
 {
 	if (!ssn->enqueue_configured && j->flavor != KB_PG_NONE && j->phase == KB_PG_PENDING &&
-	    ssn->snap->queues[j->queue].state == KB_QUEUE_OPEN)
+	    !j->invalid && ssn->snap->queues[j->queue].state == KB_QUEUE_OPEN)
 		j->phase = KB_PG_INQUEUE;
 }
 

@@ -14,6 +14,8 @@
  * PodGroup first and its pods only once it is Inqueue. Whether enough pods
  * exist (the job's validity) is allocate's question, not enqueue's; a group
  * with no pods and no minResources has a minimum of nothing and is admitted.
+ * A group the cache found invalid (its queue unknown, its pods naming
+ * another scheduler) is not.
  *
  * When preempt is configured, what lower-priority jobs hold counts as room
  * for a job (preempt could take it back); when reclaim is configured, so
@@ -161,7 +163,8 @@ static int enqueue_execute(kb_session *ssn, kb_err *err)
 	uint32_t n = 0;
 	for (uint32_t i = 0; i < s->njobs; i++) {
 		const kb_job *j = &s->jobs[i];
-		if (j->flavor != KB_PG_NONE && j->phase == KB_PG_PENDING && j->queue >= 0)
+		if (j->flavor != KB_PG_NONE && j->phase == KB_PG_PENDING && j->queue >= 0 &&
+		    !j->invalid)
 			items[n++] = (kb_job_ref){ssn, i};
 	}
 	if (n == 0)

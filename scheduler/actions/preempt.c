@@ -105,6 +105,20 @@ typedef struct evict_ctx {
 	/* Tasks that found no victims on any node (see the cost above). */
 	uint32_t hopeless[KB_MAX_HOPELESS];
 	uint32_t nhopeless;
+	uint64_t commits; /* statements committed in this action */
+	kb_res *evictable; /* per node (build_evictable), or NULL until needed */
+	/* Reclaim: the victim jobs last listed (in vjobs), and for whom. The
+	 * reclaimable hooks judge a victim set by the reclaimer's queue, job
+	 * priority and BestEffort class only (framework.h), and candidate()
+	 * reads nothing else of the reclaimer but its job, which is never a
+	 * victim of reclaim (another queue's jobs only): a reclaimer alike in
+	 * those gets the same list while nothing was committed. */
+	struct {
+		bool valid, best_effort;
+		int32_t queue, priority;
+		uint64_t commits;
+		int n;
+	} vj_memo;
 } evict_ctx;
 
 static const char *mode_name(evict_mode m)
@@ -199,6 +213,44 @@ static const char *eviction_reason(evict_ctx *ec, const kb_task *t)
 	return ec->why;
 }
 
+/* Whether t could fit node nd if tasks requesting `freed` in all left it:
+ * a necessary condition for any victim set among them. O(resources). */
+static bool could_fit(const kb_task *t, const kb_node *nd, const kb_res *freed)
+{
+	if (!nd->ready)
+		return false;
+	for (int i = 0; i < KB_RES_MAX; i++) {
+		int64_t want = t->req.q[i];
+		if (i == KB_RES_PODS)
+			want = want > 0 ? want : KB_ONE_POD;
+		else if (t->best_effort)
+			continue;
+		if (want > 0 && want > nd->idle.q[i] + nd->releasing.q[i] - nd->pipelined.q[i] + freed->q[i])
+			return false;
+	}
+	return true;
+}
+
+/* Per node, what every task that may ever be a victim holds (running or
+ * bound, of a job, preemptable): a bound on what evictions can free there
+ * for any preemptor, built once per action on the first node search. Tasks
+ * evicted since count twice (here and as releasing), so it stays a bound.
+ * O(tasks). */
+static int build_evictable(evict_ctx *ec)
+{
+	const kb_snapshot *s = ec->ssn->snap;
+	ec->evictable = kb_arena_calloc(&ec->ssn->arena, s->nnodes ? s->nnodes : 1, sizeof(kb_res));
+	if (!ec->evictable)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < s->ntasks; i++) {
+		const kb_task *v = &s->tasks[i];
+		if (v->node >= 0 && !v->foreign && v->job >= 0 && v->preemptable &&
+		    (v->status == KB_TASK_RUNNING || v->status == KB_TASK_BOUND))
+			kb_res_add(&ec->evictable[v->node], &v->req);
+	}
+	return 0;
+}
+
 /* Evicts tentatively, in victim order, the fewest of node ni's candidates
  * that let t fit the node and its queue, and returns their count (the
  * victims in ret_victims), or 0 when t never fits. The evictions stay in st
@@ -214,6 +266,11 @@ static int evict_on_node(evict_ctx *ec, kb_statement *st, const kb_task *t, uint
 			ec->cands[nc++] = (uint32_t)ti;
 	if (nc == 0)
 		return 0;
+	kb_res freed = {0};
+	for (uint32_t k = 0; k < nc; k++)
+		kb_res_add(&freed, &s->tasks[ec->cands[k]].req);
+	if (!could_fit(t, &s->nodes[ni], &freed))
+		return 0; /* not even with every candidate gone */
 	sort_victims(s, ec->cands, nc);
 	int na = allowed(ec, t, ec->cands, nc, ec->victims);
 	if (na <= 0)
@@ -308,8 +365,12 @@ static int best_victim_node(evict_ctx *ec, kb_statement *st, const kb_task *t, u
 	 * more, found no victims anywhere in this action: t finds none. */
 	if (memo_covers(s, ec->hopeless, ec->nhopeless, t, true))
 		return 0;
+	if (!ec->evictable && build_evictable(ec) < 0)
+		return -ENOMEM;
 	int best_n = -1, best_k = 0;
 	for (uint32_t ni = 0; ni < s->nnodes; ni++) {
+		if (!could_fit(t, &s->nodes[ni], &ec->evictable[ni]))
+			continue;
 		int nv = evict_on_node(ec, st, t, ni, ec->chosen, false);
 		if (nv < 0)
 			return nv;
@@ -383,11 +444,21 @@ static int cmp_victim_job(const void *a, const void *b, void *ctx)
 	return strcmp(s->jobs[x->job].key, s->jobs[y->job].key);
 }
 
-/* Every task victim job vj holds, if each is a candidate; else 0. */
+/* Every task victim job vj holds, if each is a candidate; else 0. A job
+ * with no running or bound task, or with a task placed but not bound yet
+ * (never a candidate), or in a queue candidate() rules out, is answered
+ * without a look at its tasks. */
 static uint32_t whole_job(evict_ctx *ec, const kb_task *t, uint32_t vj, uint32_t *out)
 {
 	const kb_snapshot *s = ec->ssn->snap;
 	const kb_job *v = &s->jobs[vj];
+	if (v->nstatus[KB_TASK_RUNNING] + v->nstatus[KB_TASK_BOUND] == 0 ||
+	    v->nstatus[KB_TASK_ALLOCATED] + v->nstatus[KB_TASK_BINDING] > 0)
+		return 0;
+	int32_t tq = s->jobs[t->job].queue;
+	if (ec->mode == MODE_PREEMPT ? v->queue != tq
+				     : v->queue == tq || v->queue < 0 || !s->queues[v->queue].reclaimable)
+		return 0;
 	uint32_t n = 0;
 	for (uint32_t k = 0; k < v->ntasks; k++) {
 		uint32_t ti = s->job_tasks[v->first_task + k];
@@ -406,6 +477,12 @@ static uint32_t whole_job(evict_ctx *ec, const kb_task *t, uint32_t vj, uint32_t
 static int victim_jobs(evict_ctx *ec, const kb_task *t)
 {
 	const kb_snapshot *s = ec->ssn->snap;
+	int32_t tq = s->jobs[t->job].queue, tp = job_priority(s, t);
+	bool alike = ec->mode == MODE_RECLAIM && ec->vj_memo.valid &&
+		     ec->vj_memo.commits == ec->commits && ec->vj_memo.queue == tq &&
+		     ec->vj_memo.priority == tp && ec->vj_memo.best_effort == t->best_effort;
+	if (alike)
+		return ec->vj_memo.n;
 	uint32_t nall = 0;
 	for (uint32_t vj = 0; vj < s->njobs; vj++) {
 		if (vj == (uint32_t)t->job)
@@ -423,7 +500,14 @@ static int victim_jobs(evict_ctx *ec, const kb_task *t)
 		ec->vjobs[nall++] = (victim_job){vj, s->jobs[vj].priority, latest};
 	}
 	qsort_r(ec->vjobs, nall, sizeof(victim_job), cmp_victim_job, (void *)s);
-	return nall < KB_MAX_VICTIM_JOBS ? (int)nall : KB_MAX_VICTIM_JOBS;
+	int n = nall < KB_MAX_VICTIM_JOBS ? (int)nall : KB_MAX_VICTIM_JOBS;
+	ec->vj_memo.valid = true;
+	ec->vj_memo.best_effort = t->best_effort;
+	ec->vj_memo.queue = tq;
+	ec->vj_memo.priority = tp;
+	ec->vj_memo.commits = ec->commits;
+	ec->vj_memo.n = n;
+	return n;
 }
 
 /* In one statement: evicts the victim jobs whose bit is set in use, then
@@ -624,6 +708,7 @@ static int evict_for(evict_ctx *ec, const kb_job *j)
 	int r = by_tasks(ec, &st, j);
 	if (r == 1) {
 		kb_stmt_commit(&st);
+		ec->commits++;
 		return 0;
 	}
 	kb_stmt_discard(&st);
@@ -631,8 +716,10 @@ static int evict_for(evict_ctx *ec, const kb_job *j)
 	if (r < 0)
 		return r;
 	r = by_jobs(ec, j, t, &st);
-	if (r == 1)
+	if (r == 1) {
 		kb_stmt_commit(&st);
+		ec->commits++;
+	}
 	return r < 0 ? r : 0;
 }
 

@@ -6,7 +6,7 @@
 #   tests/e2e/cluster-mode.sh [--build BUILDDIR] [--keep] [CASE...]
 #
 # Cases: mnist too-big queues gpu restart preempt leader deploy flavours
-# tf-template pg-first (default: all). One control plane for the whole run (started
+# tf-template pg-first coexist (default: all). One control plane for the whole run (started
 # with `up --controllers` when tf-template is among the cases: it needs the
 # Deployment and Job controllers); each case brings its own Nodes and
 # namespace and its own scheduler process, and cleans up after itself.
@@ -29,7 +29,7 @@ while (($#)); do
 	*) cases+=("$1"); shift ;;
 	esac
 done
-((${#cases[@]})) || cases=(mnist too-big queues gpu restart preempt leader deploy flavours tf-template pg-first)
+((${#cases[@]})) || cases=(mnist too-big queues gpu restart preempt leader deploy flavours tf-template pg-first coexist)
 up_flags=()
 [[ " ${cases[*]} " == *" tf-template "* ]] && up_flags+=(--controllers)
 for tool in kubectl curl openssl flock setsid; do
@@ -582,6 +582,42 @@ case_pg_first() {
 	reset_case
 }
 
+# Only our own work, beside other schedulers: a volcano group whose pods
+# name "volcano" is neither bound nor written; pods naming a second
+# --scheduler-name are ours; a gated member holds its gang until the gate
+# is removed; a job whose queue (the annotation the training-operator
+# writes) does not exist waits, and its pods say why.
+case_coexist() {
+	local ns i phase msg
+	ns=$(mkns e2e-coexist)
+	node cx-node-1 8
+	start_sched --scheduler-name kube-batchd --scheduler-name batch-2 ||
+		{ fail "coexist: scheduler starts"; reset_case "$ns"; return; }
+	{
+		for i in 0 1; do
+			printf -- '---\napiVersion: v1\nkind: Pod\nmetadata: {name: theirs-%s, namespace: %s, annotations: {scheduling.k8s.io/group-name: theirs}}\nspec:\n  schedulerName: volcano\n  containers: [{name: main, image: registry.k8s.io/pause:3.9, resources: {requests: {cpu: "1"}}}]\n' "$i" "$ns"
+		done
+		printf -- '---\napiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\nmetadata: {name: theirs, namespace: %s}\nspec: {minMember: 2}\nstatus: {phase: Pending}\n' "$ns"
+		gang "$ns" second 2 1 | sed 's/schedulerName: kube-batchd/schedulerName: batch-2/'
+		gang "$ns" gated 2 1 | sed '/name: gated-1,/,/containers:/ s/^  schedulerName: kube-batchd$/  schedulerName: kube-batchd\n  schedulingGates: [{name: e2e.kube-batchd.io\/data}]/'
+		printf -- '---\napiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\nmetadata: {name: typo, namespace: %s, annotations: {scheduling.volcano.sh/queue-name: no-such-queue}}\nspec: {minMember: 1}\n' "$ns"
+		printf -- '---\napiVersion: v1\nkind: Pod\nmetadata: {name: typo-0, namespace: %s, labels: {scheduling.x-k8s.io/pod-group: typo}}\nspec:\n  schedulerName: kube-batchd\n  containers: [{name: main, image: registry.k8s.io/pause:3.9, resources: {requests: {cpu: "1"}}}]\n' "$ns"
+	} | k create -f - >/dev/null
+	check "coexist: the pods naming the second scheduler name are bound" wait_bound "$ns" 2 30
+	sleep 2 # a few more sessions: nothing else may be bound
+	check "coexist: volcano's, the gated gang's and the typo job's pods stay unbound" \
+		test "$(bound_count "$ns")" = 2
+	phase=$(k get podgroups.scheduling.volcano.sh theirs -n "$ns" -o jsonpath='{.status.phase}')
+	check "coexist: volcano's PodGroup status is not written (phase \"$phase\")" test "$phase" = Pending
+	msg=$(k get pod typo-0 -n "$ns" -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].message}')
+	check "coexist: the typo job's pod says its queue is missing (\"$msg\")" \
+		grep -q 'queue "no-such-queue" not found' <<<"$msg"
+	k patch pod gated-1 -n "$ns" --type=json -p '[{"op": "remove", "path": "/spec/schedulingGates"}]' >/dev/null
+	check "coexist: the gated gang is bound whole once its gate is removed" wait_bound "$ns" 4 30
+	k delete podgroups.scheduling.volcano.sh,podgroups.scheduling.x-k8s.io --all -n "$ns" >/dev/null 2>&1
+	reset_case "$ns"
+}
+
 for c in "${cases[@]}"; do
 	case $c in
 	mnist) case_mnist ;;
@@ -595,6 +631,7 @@ for c in "${cases[@]}"; do
 	flavours) case_flavours ;;
 	tf-template) case_tf_template ;;
 	pg-first) case_pg_first ;;
+	coexist) case_coexist ;;
 	*) fail "unknown case $c" ;;
 	esac
 done

@@ -56,7 +56,7 @@ static int simulate(const kb_sim_options *o, char **ret_out, kb_err *err)
 
 typedef struct pod_fact {
 	const char *key;
-	kb_res req;
+	kb_res req; /* what the kubelet counts against allocatable (cache/objects.h) */
 	int64_t duration_ms;
 	const char *group; /* "ns/name" of its PodGroup, or NULL */
 	int32_t gpu_milli; /* share of one GPU, or 0 for whole GPUs */
@@ -107,6 +107,26 @@ static int cmp_event(const void *a, const void *b)
 	if (x->time != y->time)
 		return x->time < y->time ? -1 : 1;
 	return x->kind - y->kind;
+}
+
+/* The kubelet's admission rule: for every resource, the sum of the requests
+ * of the pods bound to node ni (used) does not exceed its allocatable. One
+ * failure per resource over, naming the node, the resource, the sum and the
+ * allocatable. */
+static void check_allocatable(const kb_snapshot *nodes, int32_t ni, const kb_res *used,
+			      double time, const char *pod)
+{
+	const kb_node *n = &nodes->nodes[ni];
+	for (int r = 0; r < nodes->resnames.n; r++) {
+		if (used->q[r] <= n->allocatable.q[r])
+			continue;
+		char sum[KB_QUANTITY_BUFSZ], alloc[KB_QUANTITY_BUFSZ];
+		FAIL("node %s over its allocatable at t=%.3f after binding %s: %s requested %s, "
+		     "allocatable %s",
+		     n->name, time, pod, nodes->resnames.name[r],
+		     kb_res_format_one(used->q[r], &nodes->resnames, r, sum),
+		     kb_res_format_one(n->allocatable.q[r], &nodes->resnames, r, alloc));
+	}
 }
 
 static void check_invariants(facts *f, json_t *outj)
@@ -177,10 +197,7 @@ static void check_invariants(facts *f, json_t *outj)
 					FAIL("GPU %lld of node %s is over-filled (%d milli-GPU) at t=%.3f after binding %s",
 					     (long long)d, e->node, dev[ni][d], e->time, e->pod);
 			}
-			int r = kb_res_first_short(&used[ni], &nodes.nodes[ni].allocatable);
-			if (r >= 0)
-				FAIL("node %s is over its allocatable %s at t=%.3f after binding %s",
-				     e->node, nodes.resnames.name[r], e->time, e->pod);
+			check_allocatable(&nodes, ni, &used[ni], e->time, e->pod);
 		} else {
 			int bi = e->bind_index;
 			if (bi < 0) { /* eviction: the live bind of that pod */
@@ -472,6 +489,23 @@ static void check_expect(const kb_yaml_node *ex, json_t *outj)
 			    json_integer_value(json_object_get(g, "scheduled")) != want)
 				FAIL("podgroup %s: expected scheduled %lld, got %lld", name, (long long)want,
 				     (long long)json_integer_value(json_object_get(g, "scheduled")));
+			const kb_yaml_node *gv = n->pairs[i].value;
+			for (size_t k = 0; gv && gv->kind == KB_YAML_MAP && k < gv->n; k++) {
+				const char *gk = gv->pairs[k].key->str;
+				if (strcmp(gk, "phase") && strcmp(gk, "scheduled") && strcmp(gk, "reason") &&
+				    strcmp(gk, "left_alone"))
+					FAIL("podgroup %s: unknown key \"%s\"", name, gk);
+			}
+			const kb_yaml_node *rs = kb_yaml_get(gv, "reason");
+			const char *grs = json_string_value(json_object_get(g, "reason"));
+			if (rs && (!grs || !strstr(grs, kb_yaml_str(rs))))
+				FAIL("podgroup %s: expected a reason containing \"%s\", got \"%s\"", name,
+				     kb_yaml_str(rs), grs ? grs : "(none)");
+			const kb_yaml_node *la = kb_yaml_get(gv, "left_alone");
+			bool gla = json_is_true(json_object_get(g, "leftAlone"));
+			if (la && (strcmp(kb_yaml_str(la), "true") == 0) != gla)
+				FAIL("podgroup %s: expected left_alone %s, got %s", name, kb_yaml_str(la),
+				     gla ? "true" : "false");
 		}
 	if ((n = kb_yaml_get(ex, "queues")))
 		for (size_t i = 0; i < n->n; i++) {

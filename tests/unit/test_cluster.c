@@ -1,4 +1,5 @@
 /* The object store: a snapshot from the cache equals a full build. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -520,6 +521,99 @@ static void eviction_waits_for_the_deletion(void **state)
 	kb_cluster_release(&c);
 }
 
+/* A group of pods naming "volcano" is another scheduler's (foreign: left
+ * alone) until the daemon answers to that name too; at most
+ * KB_MAX_SCHEDULER_NAMES names. */
+static const char VOLCANO_GROUP[] =
+	"apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n"
+	"status: {allocatable: {cpu: '4', memory: 4Gi}}\n"
+	"---\napiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\n"
+	"metadata: {name: vg}\nspec: {minMember: 2}\n"
+	"---\napiVersion: v1\nkind: Pod\nmetadata: {name: v0, annotations: {scheduling.k8s.io/group-name: vg}}\n"
+	"spec: {schedulerName: volcano, containers: [{name: c, resources: {requests: {cpu: '1'}}}]}\n"
+	"---\napiVersion: v1\nkind: Pod\nmetadata: {name: v1, annotations: {scheduling.k8s.io/group-name: vg}}\n"
+	"spec: {schedulerName: volcano, containers: [{name: c, resources: {requests: {cpu: '1'}}}]}\n";
+
+static void another_schedulers_group_is_ours_once_named(void **state)
+{
+	kb_err err;
+	for (int named = 0; named < 2; named++) {
+		kb_cluster c;
+		kb_cluster_init(&c, "kube-batchd", "default");
+		if (named)
+			assert_int_equal(kb_cluster_add_scheduler_name(&c, "volcano"), 0);
+		load_cluster(&c, VOLCANO_GROUP);
+		kb_snapshot s;
+		kb_snapshot_init(&s);
+		assert_int_equal(kb_cluster_snapshot(&c, &s, &err), 0);
+		const kb_job *j = &s.jobs[kb_snapshot_find_job(&s, "default/vg")];
+		assert_int_equal(j->foreign, !named);
+		assert_int_equal(j->ntasks, named ? 2 : 0);
+		if (named)
+			assert_null(j->invalid);
+		else
+			assert_non_null(strstr(j->invalid, "name schedulerName \"volcano\""));
+		kb_snapshot_release(&s);
+		kb_cluster_release(&c);
+	}
+	kb_cluster c;
+	kb_cluster_init(&c, "kube-batchd", "default");
+	static const char *const names[] = {"a", "b", "c", "d", "e", "f", "g"};
+	for (int i = 0; i < 7; i++)
+		assert_int_equal(kb_cluster_add_scheduler_name(&c, names[i]), 0);
+	assert_int_equal(kb_cluster_add_scheduler_name(&c, "a"), 0); /* known: ignored */
+	assert_int_equal(kb_cluster_add_scheduler_name(&c, "h"), -E2BIG);
+	kb_cluster_release(&c);
+}
+
+/* A gated pod is no task; removing its gates is a change of shape, so the
+ * next snapshot has it, and a snapshot from the cache keeps the counts. */
+static void ungating_a_pod_makes_it_a_task(void **state)
+{
+	static const char GATED[] =
+		"apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n"
+		"status: {allocatable: {cpu: '4', memory: 4Gi}}\n"
+		"---\napiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\n"
+		"metadata: {name: g}\nspec: {minMember: 2}\n"
+		"---\napiVersion: v1\nkind: Pod\nmetadata: {name: p0, annotations: {scheduling.k8s.io/group-name: g}}\n"
+		"spec: {schedulerName: kube-batchd, containers: [{name: c, resources: {requests: {cpu: '1'}}}]}\n"
+		"---\napiVersion: v1\nkind: Pod\nmetadata: {name: p1, annotations: {scheduling.k8s.io/group-name: g}}\n"
+		"spec: {schedulerName: kube-batchd, schedulingGates: [{name: data}], "
+		"containers: [{name: c, resources: {requests: {cpu: '1'}}}]}\n";
+	kb_cluster c;
+	kb_err err;
+	kb_cluster_init(&c, "kube-batchd", "default");
+	load_cluster(&c, GATED);
+	kb_snapshot s, cached, full;
+	kb_snapshot_init(&s);
+	assert_int_equal(kb_cluster_snapshot(&c, &s, &err), 0);
+	const kb_job *j = &s.jobs[kb_snapshot_find_job(&s, "default/g")];
+	assert_int_equal(j->ntasks, 1);
+	assert_int_equal(j->ngated, 1);
+	kb_snapshot_release(&s);
+	kb_snapshot_init(&cached);
+	assert_int_equal(kb_cluster_snapshot(&c, &cached, &err), 0); /* from the cache */
+	kb_cluster_queue_conf_changed(&c);
+	kb_snapshot_init(&full);
+	assert_int_equal(kb_cluster_snapshot(&c, &full, &err), 0);
+	assert_same(&cached, &full);
+	kb_snapshot_release(&cached);
+	kb_snapshot_release(&full);
+
+	uint64_t shape = c.shape;
+	load_cluster(&c, "apiVersion: v1\nkind: Pod\nmetadata: {name: p1, annotations: "
+			 "{scheduling.k8s.io/group-name: g}}\nspec: {schedulerName: kube-batchd, "
+			 "containers: [{name: c, resources: {requests: {cpu: '1'}}}]}\n");
+	assert_true(c.shape != shape);
+	kb_snapshot_init(&s);
+	assert_int_equal(kb_cluster_snapshot(&c, &s, &err), 0);
+	j = &s.jobs[kb_snapshot_find_job(&s, "default/g")];
+	assert_int_equal(j->ntasks, 2);
+	assert_int_equal(j->ngated, 0);
+	kb_snapshot_release(&s);
+	kb_cluster_release(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -531,6 +625,8 @@ int main(void)
 		cmocka_unit_test(retired_objects_are_bounded),
 		cmocka_unit_test(echoes_past_the_retired_limit_make_no_work),
 		cmocka_unit_test(eviction_waits_for_the_deletion),
+		cmocka_unit_test(another_schedulers_group_is_ours_once_named),
+		cmocka_unit_test(ungating_a_pod_makes_it_a_task),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -677,7 +677,8 @@ static void pod_gpu_annotations(void **state)
 	kb_pod_obj *p = &o->u.pod;
 	assert_string_equal(p->spec.gpu_models, "V100|A100");
 	assert_int_equal(p->spec.gpu_milli, 500);
-	assert_int_equal(res(&p->req, "nvidia.com/gpu"), 500); /* charged its share */
+	/* What the kubelet counts: the whole GPU asked for, whatever the share. */
+	assert_int_equal(res(&p->req, "nvidia.com/gpu"), 1000);
 	assert_int_equal(p->ngpu_devices, 1);
 	assert_int_equal(p->gpu_devices[0], 3);
 	assert_false(p->best_effort);
@@ -688,7 +689,8 @@ static void pod_gpu_annotations(void **state)
 		      "  annotations: {kube-batchd.io/gpu-milli: \"250\", "
 		      "kube-batchd.io/gpu-devices: \"0, 7\"}\n");
 	assert_int_equal(o->u.pod.spec.gpu_milli, 250);
-	assert_int_equal(res(&o->u.pod.req, "nvidia.com/gpu"), 250);
+	assert_int_equal(res(&o->u.pod.req, "nvidia.com/gpu"), 0); /* the kubelet counts none */
+	assert_false(o->u.pod.best_effort);                         /* a share is a request */
 	assert_int_equal(o->u.pod.ngpu_devices, 2);
 	assert_int_equal(o->u.pod.gpu_devices[1], 7);
 	kb_object_free(o);

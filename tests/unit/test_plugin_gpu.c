@@ -40,6 +40,9 @@ static const char CONF[] = "actions: \"allocate\"\n"
 	"spec: {schedulerName: kube-batchd, nodeName: " node ", containers: [{name: c, "         \
 	"resources: {requests: " req "}}]}\nstatus: {phase: Running}\n"
 #define G(n) "{cpu: '1', memory: 1Gi, nvidia.com/gpu: '" #n "'}"
+/* What a pod sharing a GPU in kube-batchd's own share model asks: no
+ * nvidia.com/gpu (one that asks for 1 holds one whole at the kubelet). */
+#define G_SHARE "{cpu: '1', memory: 1Gi}"
 #define SHARE(m) "kube-batchd.io/gpu-milli: '" #m "'"
 #define DEVICES(d) "kube-batchd.io/gpu-devices: '" d "'"
 
@@ -132,8 +135,9 @@ static void predicate_needs_a_whole_free_device_for_a_whole_gpu(void **state)
 {
 	fx *f = *state;
 	/* 1.4 GPUs are free in all, but no device is whole. */
-	fx_loadf(f, GNODE("g", "", GPUS(2)) GRUNNING("s0", SHARE(300) ", " DEVICES("0"), "g", G(1))
-		 GRUNNING("s1", SHARE(300) ", " DEVICES("1"), "g", G(1)) GPOD("p", "", G(1)));
+	fx_loadf(f, GNODE("g", "", GPUS(2))
+		 GRUNNING("s0", SHARE(300) ", " DEVICES("0"), "g", G_SHARE)
+		 GRUNNING("s1", SHARE(300) ", " DEVICES("1"), "g", G_SHARE) GPOD("p", "", G(1)));
 	fx_open(f, CONF);
 	assert_string_equal(predicate(f, "default/p", "g"),
 			    "node(s) didn't have enough free GPU devices");
@@ -143,13 +147,33 @@ static void predicate_never_splits_a_share_across_devices(void **state)
 {
 	fx *f = *state;
 	/* 400 free on each device: 500 fits neither, 400 fits. */
-	fx_loadf(f, GNODE("g", "", GPUS(2)) GRUNNING("s0", SHARE(600) ", " DEVICES("0"), "g", G(1))
-		 GRUNNING("s1", SHARE(600) ", " DEVICES("1"), "g", G(1))
-		 GPOD("p500", SHARE(500), G(1)) GPOD("p400", SHARE(400), G(1)));
+	fx_loadf(f, GNODE("g", "", GPUS(2))
+		 GRUNNING("s0", SHARE(600) ", " DEVICES("0"), "g", G_SHARE)
+		 GRUNNING("s1", SHARE(600) ", " DEVICES("1"), "g", G_SHARE)
+		 GPOD("p500", SHARE(500), G_SHARE) GPOD("p400", SHARE(400), G_SHARE));
 	fx_open(f, CONF);
 	assert_string_equal(predicate(f, "default/p500", "g"),
 			    "node(s) had no GPU with enough free share");
 	assert_null(predicate(f, "default/p400", "g"));
+}
+
+static void predicate_counts_a_share_that_asks_a_gpu_whole(void **state)
+{
+	fx *f = *state;
+	/* Two pods asking nvidia.com/gpu: 1 share device 0 (600 milli-GPU in
+	 * all); the node advertises 2: a third asking 1 is over allocatable at
+	 * the kubelet, though device 0 has room for its share and device 1 is
+	 * idle. One sharing without asking nvidia.com/gpu is charged its share
+	 * (kube-batchd's own model, which the kubelet does not count): it does
+	 * not fit either. */
+	fx_loadf(f, GNODE("g", "", GPUS(2)) GRUNNING("s0", SHARE(300) ", " DEVICES("0"), "g", G(1))
+		 GRUNNING("s1", SHARE(300) ", " DEVICES("0"), "g", G(1))
+		 GPOD("asks", SHARE(300), G(1)) GPOD("shares", SHARE(300), G_SHARE));
+	fx_open(f, CONF);
+	assert_string_equal(predicate(f, "default/asks", "g"), "Insufficient nvidia.com/gpu");
+	assert_string_equal(predicate(f, "default/shares", "g"), "Insufficient nvidia.com/gpu");
+	assert_int_equal(fx_task(f, "default/s0")->req.q[f->ssn.snap->gpu_res], 1000);
+	assert_int_equal(fx_task(f, "default/shares")->req.q[f->ssn.snap->gpu_res], 300);
 }
 
 /* ---- devices chosen on placement ------------------------------------------------- */
@@ -207,8 +231,9 @@ static void shares_fill_one_device_before_the_next(void **state)
 	fx *f = *state;
 	/* Device 0 is whole, device 1 has 400 free: a 300 share goes to device
 	 * 1 (the tightest), keeping device 0 whole. */
-	fx_loadf(f, GNODE("g", "", GPUS(2)) GRUNNING("s0", SHARE(600) ", " DEVICES("1"), "g", G(1))
-		 GPOD("p", SHARE(300), G(1)));
+	fx_loadf(f, GNODE("g", "", GPUS(2))
+		 GRUNNING("s0", SHARE(600) ", " DEVICES("1"), "g", G_SHARE)
+		 GPOD("p", SHARE(300), G_SHARE));
 	fx_open(f, "actions: \"allocate\"\ntiers:\n- plugins:\n  - name: gpu\n"
 		   "    arguments: {gpu.policy: binpack}\n");
 	kb_statement st;
@@ -305,6 +330,7 @@ int main(void)
 		T(predicate_refuses_more_devices_than_a_node_can_hold),
 		T(predicate_needs_a_whole_free_device_for_a_whole_gpu),
 		T(predicate_never_splits_a_share_across_devices),
+		T(predicate_counts_a_share_that_asks_a_gpu_whole),
 		T(placement_takes_free_devices_only),
 		T(placement_keeps_whole_gpus_in_one_topology_group),
 		T(undoing_a_placement_frees_its_devices),
