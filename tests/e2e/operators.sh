@@ -124,7 +124,8 @@ mkns() { k create namespace "$1-$run" >/dev/null && echo "$1-$run"; }
 
 # ---- kube-batchd -----------------------------------------------------------
 # Two queues from the queue file: team-a, and tiny whose capability (2 cpu,
-# 1 GPU) no training job here fits.
+# 1 GPU) no training job here fits; the namespace op-mpi-tiny-RUN is mapped
+# to tiny (the MPI operator's PodGroups can name no queue).
 cat >"$dir/queues.yaml" <<EOF
 queues:
 - name: team-a
@@ -132,6 +133,7 @@ queues:
 - name: tiny
   weight: 1
   capability: {cpu: "2", nvidia.com/gpu: "1"}
+  namespaces: [op-mpi-tiny-$run]
 EOF
 free_port sched_port
 start_sched() {
@@ -394,17 +396,35 @@ case_training() {
 	k delete nodes -l e2e.kube-batchd.io/node=true >/dev/null 2>&1
 }
 
-# volcano's own work: a volcano PodGroup whose pods name schedulerName
-# volcano (there is no volcano here). kube-batchd binds none of them and
-# writes nothing on the group; once "volcano" has bound them (the test posts
-# the Bindings as volcano would), they still take their node's room.
+# volcano's own work (there is no volcano here), two ways:
+# - vc-job: a volcano PodGroup whose pods name schedulerName volcano, the
+#   pods made first so that kube-batchd knows them when it first sees the
+#   group. kube-batchd binds none of them and writes nothing on the group;
+#   once "volcano" has bound them (the test posts the Bindings as volcano
+#   would), they still take their node's room.
+# - vc-pending: a volcano PodGroup as volcano's job controller makes it,
+#   owned by its batch.volcano.sh Job and before any pod: volcano's
+#   scheduler is the one to admit it (Inqueue), not kube-batchd.
+# vc_podgroup NS NAME: a volcano PodGroup of minMember 2 owned by the
+# volcano Job NAME (batch.volcano.sh/v1alpha1), as volcano makes it.
+vc_podgroup() {
+	cat <<EOF
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: PodGroup
+metadata:
+  name: $2
+  namespace: $1
+  ownerReferences:
+  - {apiVersion: batch.volcano.sh/v1alpha1, kind: Job, name: $2, uid: 00000000-0000-4000-8000-$(printf '%012d' $RANDOM), controller: true, blockOwnerDeletion: true}
+spec: {minMember: 2, queue: default, minResources: {cpu: "4"}}
+EOF
+}
 case_foreign() {
 	local ns st s0 s1 ev mf i
 	ns=$(mkns op-foreign)
 	node foreign-node-1 4 0
 	s0=$(metric kube_batchd_sessions_total)
 	{
-		printf 'apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\nmetadata: {name: vc-job, namespace: %s}\nspec: {minMember: 2, queue: default}\n' "$ns"
 		for i in 0 1; do
 			cat <<EOF
 ---
@@ -417,6 +437,9 @@ spec:
 EOF
 		done
 	} | k create -f - >/dev/null
+	wait_for 10 bash -c "(( \$(kubectl --kubeconfig '$admin' get pods -n '$ns' -o name | grep -c .) == 2 ))"
+	sleep 0.5
+	vc_podgroup "$ns" vc-job | k create -f - >/dev/null
 	sleep 4
 	s1=$(metric kube_batchd_sessions_total)
 	check "foreign: kube-batchd ran sessions since the group was made ($s0 -> $s1)" test "${s1:-0}" -gt "${s0:-0}"
@@ -445,6 +468,12 @@ EOF
 	k delete pods vc-job-0 vc-job-1 -n "$ns" --grace-period=0 --force >/dev/null 2>&1
 	check "foreign: with volcano's pods gone, our pod is bound" \
 		wait_for 20 bash -c "[[ -n \$(kubectl --kubeconfig '$admin' get pod ours -n '$ns' -o jsonpath='{.spec.nodeName}') ]]"
+	k delete pod ours -n "$ns" --grace-period=0 --force >/dev/null 2>&1 # room for it
+	vc_podgroup "$ns" vc-pending | k create -f - >/dev/null
+	sleep 4
+	st=$(k get podgroups.scheduling.volcano.sh vc-pending -n "$ns" -o jsonpath='{.status}')
+	check "foreign: volcano's PodGroup made by its job controller, before its pods, is not admitted by kube-batchd (status '${st}')" \
+		test -z "$st"
 	k delete pods --all -n "$ns" --grace-period=0 --force >/dev/null 2>&1
 	k delete podgroups.scheduling.volcano.sh --all -n "$ns" >/dev/null 2>&1
 	k delete nodes -l e2e.kube-batchd.io/node=true >/dev/null 2>&1
@@ -454,7 +483,7 @@ EOF
 # its module, ServiceAccount and leader-election namespace mpi-operator.
 # Its health endpoint is on :8080 of every interface, fixed in its code.
 case_mpi() {
-	local m=$KB_MPI_OPERATOR_MODULE ns i minm sel
+	local m=$KB_MPI_OPERATOR_MODULE ns nst i minm sel
 	ns=$(mkns op-mpi)
 	if (exec 3<>/dev/tcp/127.0.0.1/8080) 2>/dev/null; then
 		fail "mpi: port 8080 is taken; the MPI operator's health endpoint (fixed at :8080) cannot start"
@@ -475,7 +504,7 @@ case_mpi() {
 	op_pid=$!
 	check "mpi: MPI operator $KB_MPI_OPERATOR_VERSION leads (its /healthz on :8080)" \
 		wait_for 60 bash -c "grep -q 'Leading started' '$op_log' && [[ \$(curl -s http://127.0.0.1:8080/healthz) == ok ]]"
-	render "$opfix/mpijob.yaml" NAME=pi QUEUE=team-a | k create -n "$ns" -f - >/dev/null
+	render "$opfix/mpijob.yaml" NAME=pi | k create -n "$ns" -f - >/dev/null
 	sel=scheduling.x-k8s.io/pod-group=pi
 	wait_for 30 k get podgroups.scheduling.x-k8s.io pi -n "$ns"
 	minm=$(k get podgroups.scheduling.x-k8s.io pi -n "$ns" -o jsonpath='{.spec.minMember}')
@@ -487,15 +516,19 @@ case_mpi() {
 		test "$(k get pods -n "$ns" -l "$sel" -o jsonpath='{range .items[*]}{.spec.schedulerName}{"\n"}{end}' | sort -u)" = kube-batchd
 	wait_for 30 bash -c "[[ \$(kubectl --kubeconfig '$admin' get mpijob pi -n '$ns' -o jsonpath='{.status.conditions[?(@.type==\"Running\")].status}') == True ]]"
 	check "mpi: MPIJob pi reports Running" test "$(job_condition "$ns" mpijob pi Running)" = True
-	# The same job in queue tiny (capability 2 cpu, 1 GPU), named on its pods.
-	render "$opfix/mpijob.yaml" NAME=pi-tiny QUEUE=tiny | k create -n "$ns" -f - >/dev/null
-	wait_for 30 bash -c "(( \$(kubectl --kubeconfig '$admin' get pods -n '$ns' -l scheduling.x-k8s.io/pod-group=pi-tiny -o name | grep -c .) >= 5 ))"
-	check "mpi: MPIJob pi-tiny, queue tiny on its pods (annotation scheduling.volcano.sh/queue-name): nothing bound" \
-		holds_nothing "$ns" scheduling.x-k8s.io/pod-group=pi-tiny 4
+	# The same job in a namespace the queue file maps to queue tiny
+	# (capability 2 cpu, 1 GPU).
+	nst=$(mkns op-mpi-tiny)
+	render "$opfix/mpijob.yaml" NAME=pi | k create -n "$nst" -f - >/dev/null
+	wait_for 30 bash -c "(( \$(kubectl --kubeconfig '$admin' get pods -n '$nst' -l '$sel' -o name | grep -c .) >= 5 ))"
+	check "mpi: the same MPIJob in namespace $nst, mapped to queue tiny: nothing bound" \
+		holds_nothing "$nst" "$sel" 4
 	stop_operator
-	k delete mpijob pi pi-tiny -n "$ns" --wait=false >/dev/null 2>&1
-	k delete jobs --all -n "$ns" --wait=false >/dev/null 2>&1
-	k delete pods --all -n "$ns" --grace-period=0 --force >/dev/null 2>&1
+	for n in "$ns" "$nst"; do
+		k delete mpijob pi -n "$n" --wait=false >/dev/null 2>&1
+		k delete jobs --all -n "$n" --wait=false >/dev/null 2>&1
+		k delete pods --all -n "$n" --grace-period=0 --force >/dev/null 2>&1
+	done
 	k delete nodes -l e2e.kube-batchd.io/node=true >/dev/null 2>&1
 }
 
