@@ -372,6 +372,27 @@ case_training() {
 	delete_job "$ns" tfjob dist-mnist
 	delete_job "$ns" tfjob tf-tiny
 
+	# A job whose pod templates name no scheduler: the operator writes its
+	# gang scheduler's name there -- volcano's pods are not ours; in
+	# custom-name mode that name is kube-batchd.
+	local names
+	render "$opfix/pytorchjob.yaml" NAME=noname QUEUE=team-a | sed '/schedulerName: kube-batchd/d' | k create -n "$ns" -f - >/dev/null
+	if [[ $mode == volcano ]]; then
+		wait_for 30 bash -c "(( \$(kubectl --kubeconfig '$admin' get pods -n '$ns' -l '$tf=noname' -o name | grep -c .) == 4 ))"
+		names=$(k get pods -n "$ns" -l "$tf=noname" -o jsonpath='{range .items[*]}{.spec.schedulerName}{"\n"}{end}' | sort | uniq -c | awk '{printf "%s %s ", $1, $2}')
+		check "$label: PyTorchJob noname, templates without schedulerName: the operator gave its 4 pods 'volcano' (got: $names)" \
+			test "$names" = "4 volcano "
+		check "$label: kube-batchd binds none of noname's pods, which name volcano" holds_nothing "$ns" "$tf=noname" 3
+		check "$label: kube-batchd's log says noname's group is volcano's, left alone" \
+			grep -q "PodGroup \"$ns/noname\" left alone: its 4 pods name schedulerName \"volcano\"" "$sched_log"
+	else
+		check "$label: PyTorchJob noname, templates without schedulerName: all 4 pods bound, whole" \
+			bound_whole "$ns" "$tf=noname" 4 60
+		names=$(k get pods -n "$ns" -l "$tf=noname" -o jsonpath='{range .items[*]}{.spec.schedulerName}{"\n"}{end}' | sort -u)
+		check "$label: the operator gave noname's pods schedulerName kube-batchd (got: $names)" test "$names" = kube-batchd
+	fi
+	delete_job "$ns" pytorchjob noname
+
 	render "$opfix/pytorchjob.yaml" NAME=pt QUEUE=team-a | k create -n "$ns" -f - >/dev/null
 	check "$label: PyTorchJob pt (1 master + 3 GPU workers, queue team-a): all 4 pods bound, whole" \
 		bound_whole "$ns" "$tf=pt" 4 60
