@@ -26,8 +26,8 @@
 # than KB_E2E_BIND_BURST seconds (default 1): its Bindings are separate API
 # calls, so a sample may fall inside the burst that binds it.
 # Prints one PASS or FAIL line per check; exit 0 only if every check passed;
-# 77 (skip) without Go, kubectl, curl, openssl, flock, setsid or unshare's
-# tools. Environment: KB_E2E_DIR (control-plane dir; default a fresh temp
+# 77 (skip) without Go, kubectl, curl, openssl, flock, setsid or base64.
+# Environment: KB_E2E_DIR (control-plane dir; default a fresh temp
 # dir, shut down at the end unless --keep), KUBE_BATCHD (the binary).
 set -uo pipefail
 
@@ -88,14 +88,14 @@ t0=$SECONDS
 # cache; the env file names the binaries and the modules' directories.
 if ! "$root/tests/operators/build" --env "$dir.operators.env" >"$dir.build.log" 2>&1; then
 	cat "$dir.build.log" >&2
-	echo "FAIL: the operators did not build"
+	fail "the operators build (tests/operators/build)"
 	exit 1
 fi
 # shellcheck source=/dev/null
 source "$dir.operators.env"
 rm -f "$dir.operators.env" "$dir.build.log"
 "$root/tests/cluster/up" --kwok --controllers "$dir" >"$dir.up.log" 2>&1 ||
-	{ cat "$dir.up.log" >&2; echo "FAIL: control plane did not start"; exit 1; }
+	{ cat "$dir.up.log" >&2; fail "the control plane starts (tests/cluster/up --kwok --controllers)"; exit 1; }
 rm -f "$dir.up.log"
 echo "  operators built and control plane up in $((SECONDS - t0)) s"
 # shellcheck source=/dev/null
@@ -582,7 +582,7 @@ case_crds() {
 		test "$pg/$q" = "podgroups.scheduling.x-k8s.io/v1alpha1 /"
 }
 
-start_sched || { echo "FAIL: kube-batchd did not start"; exit 1; }
+start_sched || { fail "kube-batchd starts (log: $sched_log)"; exit 1; }
 if [[ " ${cases[*]} " == *" volcano "* || " ${cases[*]} " == *" custom "* ]]; then
 	install_training_operator || { fail "installing the training-operator's CRDs and RBAC from its module"; cases=(${cases[@]/volcano/}); cases=(${cases[@]/custom/}); }
 fi
