@@ -12,6 +12,9 @@
 #   custom   training-operator --gang-scheduler-name=kube-batchd (scheduler-plugins
 #            PodGroups scheduling.x-k8s.io/v1alpha1, the queue in an annotation)
 #   foreign  volcano's own PodGroup, pods naming schedulerName volcano: left alone
+#   template the pre-operator shape: parameter servers as a Deployment,
+#            workers as a Job, one kube-batch PodGroup, claims for data
+#            and logs (bound by the controller manager's PV binder)
 #   mpi      MPI operator v2 (v2beta1 MPIJob), --gang-scheduling=kube-batchd
 #   crds     kubectl create -k deploy/crds beside scheduler-plugins' own CRD:
 #            only the missing CRDs made, none of pg/pgs/q taken (run it last:
@@ -46,7 +49,7 @@ while (($#)); do
 	*) cases+=("$1"); shift ;;
 	esac
 done
-((${#cases[@]})) || cases=(volcano custom foreign mpi crds)
+((${#cases[@]})) || cases=(volcano custom foreign template mpi crds)
 for tool in go kubectl curl openssl flock setsid base64; do
 	command -v "$tool" >/dev/null || { echo "operators: SKIP: $tool not found" >&2; exit 77; }
 done
@@ -94,7 +97,11 @@ fi
 # shellcheck source=/dev/null
 source "$dir.operators.env"
 rm -f "$dir.operators.env" "$dir.build.log"
-"$root/tests/cluster/up" --kwok --controllers "$dir" >"$dir.up.log" 2>&1 ||
+# The controllers the operators' jobs need: Deployments, ReplicaSets and
+# Jobs make pods; the PV binder and pvc-protection serve the template case's
+# claims; the garbage collector deletes what a deleted Deployment or Job owns.
+KB_CLUSTER_CONTROLLERS=deployment,replicaset,job,garbagecollector,persistentvolume-binder,pvc-protection \
+	"$root/tests/cluster/up" --kwok --controllers "$dir" >"$dir.up.log" 2>&1 ||
 	{ cat "$dir.up.log" >&2; fail "the control plane starts (tests/cluster/up --kwok --controllers)"; exit 1; }
 rm -f "$dir.up.log"
 echo "  operators built and control plane up in $((SECONDS - t0)) s"
@@ -467,7 +474,7 @@ EOF
 	check "foreign: none of the volcano pods is bound" test "$(k get pods -n "$ns" -o jsonpath='{range .items[*]}{.spec.nodeName}{end}')" = ""
 	# Nothing but kube-batchd could write it here (no volcano runs): its
 	# status must stay as made (none), and no field manager but kubectl's.
-	st=$(k get podgroups.scheduling.volcano.sh vc-job -n "$ns" -o jsonpath='{.status}')
+	st=$(k get podgroups.scheduling.volcano.sh vc-job -n "$ns" -o jsonpath='{.status}' 2>&1 || echo "not found")
 	mf=$(k get podgroups.scheduling.volcano.sh vc-job -n "$ns" --show-managed-fields -o jsonpath='{range .metadata.managedFields[*]}{.manager} {end}')
 	check "foreign: the volcano PodGroup's status is not written (status '${st}', field managers: $mf)" \
 		test -z "$st" -a "$mf" = "kubectl-create "
@@ -483,7 +490,7 @@ EOF
 	sleep 3
 	check "foreign: a pod of ours finds no room on the node volcano's pods fill" \
 		test -z "$(k get pod ours -n "$ns" -o jsonpath='{.spec.nodeName}')"
-	st=$(k get podgroups.scheduling.volcano.sh vc-job -n "$ns" -o jsonpath='{.status}')
+	st=$(k get podgroups.scheduling.volcano.sh vc-job -n "$ns" -o jsonpath='{.status}' 2>&1 || echo "not found")
 	check "foreign: the volcano PodGroup's status is still not written once its pods run (status '${st}')" test -z "$st"
 	# ...and it is bound once they are gone (so the check above could fail).
 	k delete pods vc-job-0 vc-job-1 -n "$ns" --grace-period=0 --force >/dev/null 2>&1
@@ -492,11 +499,73 @@ EOF
 	k delete pod ours -n "$ns" --grace-period=0 --force >/dev/null 2>&1 # room for it
 	vc_podgroup "$ns" vc-pending | k create -f - >/dev/null
 	sleep 4
-	st=$(k get podgroups.scheduling.volcano.sh vc-pending -n "$ns" -o jsonpath='{.status}')
+	st=$(k get podgroups.scheduling.volcano.sh vc-pending -n "$ns" -o jsonpath='{.status}' 2>&1 || echo "not found")
 	check "foreign: volcano's PodGroup made by its job controller, before its pods, is not admitted by kube-batchd (status '${st}')" \
 		test -z "$st"
 	k delete pods --all -n "$ns" --grace-period=0 --force >/dev/null 2>&1
 	k delete podgroups.scheduling.volcano.sh --all -n "$ns" >/dev/null 2>&1
+	k delete nodes -l e2e.kube-batchd.io/node=true >/dev/null 2>&1
+}
+
+# The job as it was written before the operators (fixtures/operators/
+# tf-template.yaml): parameter servers as a Deployment, workers as a Job,
+# a kube-batch PodGroup, claims for data and logs bound by the controller
+# manager's PV binder. Bound whole; a parameter server the Deployment
+# replaces is bound beside its running gang; a second job too big for the
+# GPUs left holds nothing and binds whole once the first is deleted.
+# tf_template NS NAME PS WORKERS: the rendered job and its two volumes.
+tf_template() {
+	local v
+	for v in data logs; do
+		cat <<EOF
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: $1-$2-$v, labels: {e2e.kube-batchd.io/pv: "true"}}
+spec:
+  storageClassName: $2-manual
+  capacity: {storage: 1Gi}
+  accessModes: [ReadWriteMany]
+  hostPath: {path: /tmp/kube-batchd-e2e/$2/$v}
+---
+EOF
+	done
+	render "$fixtures/operators/tf-template.yaml" NAME="$2" PS="$3" WORKERS="$4" \
+		MIN="$(($3 + $4))" QUEUE=team-a
+}
+delete_template() {
+	k delete deployment "$2-ps" -n "$1" >/dev/null 2>&1
+	k delete job "$2-worker" -n "$1" >/dev/null 2>&1
+	k delete pods -l "tfjob=$2" -n "$1" --grace-period=0 --force >/dev/null 2>&1
+}
+case_template() {
+	local ns ps pvc
+	ns=$(mkns op-template)
+	node tmpl-node-1 8 4
+	node tmpl-node-2 8 4
+	tf_template "$ns" tfa 2 4 | k create -n "$ns" -f - >/dev/null ||
+		{ fail "template: creating the Deployment + Job job"; return; }
+	check "template: the claims tfa-data and tfa-logs are Bound by the PV binder" \
+		wait_for 60 bash -c "[[ \$(kubectl --kubeconfig '$admin' get pvc -n '$ns' -o jsonpath='{.items[*].status.phase}') == 'Bound Bound' ]]"
+	check "template: tfa (2 PS in a Deployment + 4 GPU workers in a Job): all 6 pods bound, whole" \
+		bound_whole "$ns" tfjob=tfa 6 60
+	check "template: tfa's PodGroup is Running" \
+		wait_for 10 bash -c "[[ \$(kubectl --kubeconfig '$admin' get podgroups.scheduling.incubator.k8s.io tfa -n '$ns' -o jsonpath='{.status.phase}') == Running ]]"
+	ps=$(k get pods -n "$ns" -l tfjob=tfa,role=ps -o jsonpath='{.items[0].metadata.name}')
+	k delete pod "$ps" -n "$ns" --grace-period=0 --force >/dev/null 2>&1
+	check "template: the parameter server the Deployment made in place of $ps is bound beside its running gang" \
+		wait_for 20 bash -c "(( \$(kubectl --kubeconfig '$admin' get pods -n '$ns' -l tfjob=tfa,role=ps -o jsonpath='{range .items[*]}{.metadata.name}={.spec.nodeName}{\"\\n\"}{end}' | grep -v '^$ps=' | grep -c '=.') == 2 ))"
+	tf_template "$ns" tfb 2 6 | k create -n "$ns" -f - >/dev/null ||
+		{ fail "template: creating the second job"; return; }
+	check "template: tfb (2 PS + 6 GPU workers) with 4 GPUs free: nothing bound" \
+		holds_nothing "$ns" tfjob=tfb 6
+	delete_template "$ns" tfa
+	check "template: tfa deleted: tfb's 8 pods bound, whole" \
+		bound_whole "$ns" tfjob=tfb 8 60
+	pvc=$(k get pods -n "$ns" -l tfjob=tfb,role=worker -o jsonpath='{.items[0].spec.volumes[*].persistentVolumeClaim.claimName}')
+	check "template: tfb's workers mount its claims (got: $pvc)" test "$pvc" = "tfb-data tfb-logs"
+	delete_template "$ns" tfb
+	k delete pvc --all -n "$ns" --wait=false >/dev/null 2>&1
+	k delete pv -l e2e.kube-batchd.io/pv=true --wait=false >/dev/null 2>&1
 	k delete nodes -l e2e.kube-batchd.io/node=true >/dev/null 2>&1
 }
 
@@ -592,6 +661,7 @@ for c in "${cases[@]}"; do
 	volcano) case_training volcano ;;
 	custom) case_training kube-batchd ;;
 	foreign) case_foreign ;;
+	template) case_template ;;
 	mpi) case_mpi ;;
 	crds) case_crds ;;
 	*) fail "unknown case $c" ;;
