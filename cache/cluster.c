@@ -1084,6 +1084,7 @@ static void build_podgroup_jobs(const kb_cluster *c, kb_snapshot *s, const prio_
 		j->min_resources = pg->min_resources;
 		j->roles = pg->min_task_member;
 		j->nroles = pg->nmin_task_member;
+		j->foreign = pg->volcano_job; /* until its pods say (mark_outside_pods) */
 		j->priority = INT32_MIN; /* resolved by resolve_job_priorities */
 		int32_t v;
 		if (priority_class_value(pt, pg->priority_class_name, &v))
@@ -1194,7 +1195,8 @@ static int link_tasks(const kb_cluster *c, kb_snapshot *s, kb_arena *scratch, co
  * scheduled nor written (the simulator shows why). A group with pods of
  * both is invalid: nothing of it is bound until they agree. A group with
  * no pods yet is ours (an operator creates it first, and its pods once it
- * is Inqueue). Cost: O(pods), plus O(log jobs) per such pod. */
+ * is Inqueue), unless a volcano Job made it (volcano's job controller waits
+ * for volcano's scheduler in the same way). Cost: O(pods), plus O(log jobs) per such pod. */
 static int mark_outside_pods(const kb_cluster *c, kb_snapshot *s, kb_arena *scratch)
 {
 	int32_t *nother = NULL;     /* per job: pods naming another scheduler */
@@ -1240,6 +1242,20 @@ static int mark_outside_pods(const kb_cluster *c, kb_snapshot *s, kb_arena *scra
 						       mine, nother[i], other[i]);
 		if (!j->invalid)
 			return -ENOMEM;
+	}
+	/* A group a volcano Job made is volcano's to admit while it has no
+	 * pods; once its pods exist, they say whose it is (above). */
+	for (uint32_t i = 0; i < s->njobs; i++) {
+		kb_job *j = &s->jobs[i];
+		if (!j->foreign || j->invalid)
+			continue;
+		if (j->ntasks + (uint32_t)j->ngated > 0) {
+			j->foreign = false;
+			continue;
+		}
+		j->invalid = "made by a volcano Job (its controller ownerReference is "
+			     "batch.volcano.sh) and no pod yet: volcano's scheduler admits it, "
+			     "left alone";
 	}
 	return 0;
 }

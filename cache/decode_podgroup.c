@@ -109,6 +109,40 @@ static int dec_min_task_member(dec_ctx *d, const kb_yaml_node *spec, kb_podgroup
 	return 0;
 }
 
+/* One item of metadata.ownerReferences: the controlling owner's apiVersion
+ * sets pg->volcano_job. Items that are not the controller are not read. */
+static int dec_owner(dec_ctx *d, const kb_yaml_node *item, const char *path, size_t i, void *ctx)
+{
+	(void)i;
+	kb_podgroup_obj *pg = ctx;
+	bool controller = false;
+	const char *api = NULL;
+	char sub[DEC_PATH_LEN];
+	int r;
+	dec_path(sub, "%s.controller", path);
+	if ((r = dec_bool(d, kb_yaml_get(item, "controller"), sub, &controller)) < 0)
+		return r;
+	if (!controller)
+		return 0;
+	dec_path(sub, "%s.apiVersion", path);
+	if ((r = dec_str(d, kb_yaml_get(item, "apiVersion"), sub, &api)) < 0)
+		return r;
+	pg->volcano_job = api && strncmp(api, "batch.volcano.sh/", 17) == 0;
+	return 0;
+}
+
+/* metadata.ownerReferences: which controller made the group. */
+static int dec_controller_owner(dec_ctx *d, kb_podgroup_obj *pg)
+{
+	const kb_yaml_node *meta = kb_yaml_get(d->root, "metadata"), *refs;
+	int r;
+	if ((r = dec_seq(d, kb_yaml_get(meta, "ownerReferences"), "metadata.ownerReferences",
+			 &refs)) < 0)
+		return r;
+	return dec_each_map(d, refs, "metadata.ownerReferences", DEC_NULL_ITEM_SKIPPED, dec_owner,
+			    pg);
+}
+
 int dec_podgroup(dec_ctx *d)
 {
 	kb_podgroup_obj *pg = &d->o->u.podgroup;
@@ -152,5 +186,7 @@ int dec_podgroup(dec_ctx *d)
 		    (r = dec_min_task_member(d, spec, pg)) < 0)
 			return r;
 	}
+	if ((r = dec_controller_owner(d, pg)) < 0)
+		return r;
 	return dec_status(d, status, pg);
 }

@@ -186,6 +186,10 @@ typedef struct kb_podgroup_obj {
 	const char *status_phase; /* status.phase as written, or NULL */
 	int32_t running, succeeded, failed; /* status counts; 0 absent, -1 malformed */
 	const char *unschedulable; /* message of condition Unschedulable=True, or NULL */
+	/* Its controlling owner (metadata.ownerReferences, controller: true)
+	 * is a volcano Job (apiVersion batch.volcano.sh/...): volcano's job
+	 * controller made it, and volcano's scheduler admits it. */
+	bool volcano_job;
 } kb_podgroup_obj;
 
 typedef struct kb_queue_obj {

@@ -60,6 +60,7 @@ bool kb_podgroup_same_build(const kb_object *a, const kb_object *b)
 	       str_eq(ga->queue, gb->queue) &&
 	       str_eq(ga->priority_class_name, gb->priority_class_name) &&
 	       ga->has_min_resources == gb->has_min_resources &&
+	       ga->volcano_job == gb->volcano_job &&
 	       memcmp(&ga->min_resources, &gb->min_resources, sizeof(ga->min_resources)) == 0 &&
 	       roles_eq(ga, gb);
 }

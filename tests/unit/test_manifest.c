@@ -1078,6 +1078,23 @@ static void podgroup_volcano(void **state)
 	assert_null(pg->queue); /* absent: the namespace mapping, then the default queue, decide */
 	assert_string_equal(pg->priority_class_name, "low");
 	assert_int_equal(pg->phase, KB_PG_RUNNING);
+	assert_false(pg->volcano_job);
+	kb_object_free(o);
+
+	/* Made by a volcano Job: its controlling owner, not any owner. */
+	o = decode_ok("apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\n"
+		      "metadata:\n  name: pg\n  ownerReferences:\n"
+		      "  - {apiVersion: batch.volcano.sh/v1alpha1, kind: Job, name: j, uid: u}\n"
+		      "  - {apiVersion: batch.volcano.sh/v1alpha1, kind: Job, name: j, uid: v,"
+		      " controller: true}\n");
+	assert_true(o->u.podgroup.volcano_job);
+	kb_object_free(o);
+	o = decode_ok("apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\n"
+		      "metadata:\n  name: pg\n  ownerReferences:\n"
+		      "  - {apiVersion: batch.volcano.sh/v1alpha1, kind: Job, name: j, uid: u}\n"
+		      "  - {apiVersion: kubeflow.org/v1, kind: TFJob, name: j, uid: v,"
+		      " controller: true}\n");
+	assert_false(o->u.podgroup.volcano_job);
 	kb_object_free(o);
 
 	static const struct {
@@ -1177,6 +1194,11 @@ static void podgroup_errors(void **state)
 		     "metadata: {name: pg}\nspec: {minResources: {cpu: lots}}\n",
 		     "PodGroup \"default/pg\": spec.minResources.cpu: bad quantity \"lots\" "
 		     "(t.yaml:4:28)");
+	expect_error("apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\n"
+		     "metadata:\n  name: pg\n  ownerReferences:\n"
+		     "  - {apiVersion: batch.volcano.sh/v1alpha1, controller: yes please}\n",
+		     "PodGroup \"default/pg\": metadata.ownerReferences[0].controller: "
+		     "expected true or false, got \"yes please\" (t.yaml:6:57)");
 }
 
 /* ---- Queue ----------------------------------------------------------------- */
