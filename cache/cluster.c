@@ -184,7 +184,7 @@ static void live_mark(kb_cluster *c, const kb_slot *sl);
 static bool pod_in_build(const kb_cluster *c, const kb_slot *sl)
 {
 	const kb_pod_obj *p = &sl->obj->u.pod;
-	return (kb_cluster_name_is_ours(c, p->scheduler_name) && !p->gated) ||
+	return (kb_cluster_name_is_ours(c, p->scheduler_name) && !p->gated && !p->held) ||
 	       (sl->overridden ? sl->node : p->node_name) != NULL;
 }
 
@@ -234,6 +234,8 @@ int kb_cluster_apply(kb_cluster *c, kb_object *obj, int64_t created_ms)
 	}
 	const kb_slot *prev = obj->kind == KB_KIND_POD ? store_get(s, obj->meta.key) : NULL;
 	bool was_in_build = prev && pod_in_build(c, prev);
+	if (prev && prev->obj->u.pod.held)
+		obj->u.pod.held = true; /* until kb_cluster_hold_pod releases it */
 	kb_task_status was_status = prev ? slot_status(prev) : KB_TASK_PENDING;
 	kb_slot *sl;
 	kb_object *old;
@@ -288,6 +290,21 @@ int kb_cluster_apply(kb_cluster *c, kb_object *obj, int64_t created_ms)
 	 * binding echoes) still makes no work. */
 	shape_change(c, work);
 	kb_object_free(old);
+	return 0;
+}
+
+int kb_cluster_hold_pod(kb_cluster *c, const char *key, bool held)
+{
+	kb_slot *sl = store_get(&c->pods, key);
+	if (!sl)
+		return -ENOENT;
+	if (sl->obj->u.pod.held == held)
+		return 0;
+	/* The cached build and the session snapshot read this flag: the next
+	 * snapshot is a full build. */
+	sl->obj->u.pod.held = held;
+	shape_change(c, true);
+	c->generation++;
 	return 0;
 }
 
@@ -924,7 +941,7 @@ int kb_cluster_session_snapshot(kb_cluster *c, kb_snapshot **ret, kb_err *err)
 static bool lone_pod_of_ours(const kb_cluster *c, const char *key)
 {
 	const kb_slot *sl = store_get(&c->pods, key);
-	return sl && !sl->obj->u.pod.group_name && !sl->obj->u.pod.gated &&
+	return sl && !sl->obj->u.pod.group_name && !sl->obj->u.pod.gated && !sl->obj->u.pod.held &&
 	       kb_cluster_name_is_ours(c, sl->obj->u.pod.scheduler_name);
 }
 
@@ -1047,7 +1064,7 @@ static int build_tasks(kb_cluster *c, kb_snapshot *s, const prio_table *pt, size
 			continue;
 		const kb_object *o = sl->obj;
 		const kb_pod_obj *p = &o->u.pod;
-		bool ours = kb_cluster_name_is_ours(c, p->scheduler_name) && !p->gated;
+		bool ours = kb_cluster_name_is_ours(c, p->scheduler_name) && !p->gated && !p->held;
 		if (!ours && !(sl->overridden ? sl->node : p->node_name))
 			continue; /* gated, or another scheduler's pending pod: not a task */
 		kb_task *t = &s->tasks[s->ntasks++];
@@ -1207,7 +1224,7 @@ static int mark_outside_pods(const kb_cluster *c, kb_snapshot *s, kb_arena *scra
 			continue;
 		const kb_pod_obj *p = &o->u.pod;
 		bool ours = kb_cluster_name_is_ours(c, p->scheduler_name);
-		if (ours && !p->gated)
+		if (ours && !p->gated && !p->held)
 			continue;
 		int32_t ji = kb_snapshot_find_job(s, p->group_key);
 		if (ji < 0)

@@ -181,6 +181,14 @@ int kb_cluster_apply(kb_cluster *c, kb_object *obj, int64_t created_ms);
 /* Removes the object of that kind and key. Returns true if it was there. */
 bool kb_cluster_delete(kb_cluster *c, kb_kind kind, const char *key);
 
+/* Holds a pod back from placement (held) or lets it be placed again: a held
+ * pod of ours is no task, and its gang counts it as gated (its reason says
+ * so), until released; the hold survives updates of the pod and ends with
+ * the pod. The writers hold a pod whose binding the API refused, for its
+ * backoff. Returns 0 or -ENOENT (no such pod). Cost: O(1), and the next
+ * snapshot is a full build when the hold changed. */
+int kb_cluster_hold_pod(kb_cluster *c, const char *key, bool held);
+
 /* The slot of a pod by "ns/name", or NULL. */
 kb_slot *kb_cluster_pod(kb_cluster *c, const char *key);
 

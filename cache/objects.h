@@ -157,6 +157,10 @@ typedef struct kb_pod_obj {
 	const char *task_role;  /* KB_ANN_TASK_SPEC, or NULL */
 	const char *queue_name; /* KB_ANN_VOLCANO_QUEUE (non-empty), or NULL */
 	bool gated;             /* spec.schedulingGates is not empty: not to be placed */
+	/* Held back by the scheduler itself (kb_cluster_hold_pod: a binding the
+	 * API refused, in backoff): not to be placed, counted as gated in its
+	 * gang. Never decoded; carried over to the pod's next object. */
+	bool held;
 	const char *group_name; /* PodGroup name in the pod's namespace, or NULL */
 	const char *group_key;  /* "ns/group_name", or NULL */
 	kb_res req;      /* effective request, as the kubelet counts it (above) */

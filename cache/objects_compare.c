@@ -29,7 +29,7 @@ bool kb_pod_same_build(const kb_object *a, const kb_object *b)
 	       str_eq(pa->group_name, pb->group_name) && str_eq(pa->group_key, pb->group_key) &&
 	       pa->preemption_policy == pb->preemption_policy &&
 	       pa->preemptable == pb->preemptable && str_eq(pa->task_role, pb->task_role) &&
-	       str_eq(pa->queue_name, pb->queue_name) && pa->gated == pb->gated &&
+	       str_eq(pa->queue_name, pb->queue_name) && pa->gated == pb->gated && pa->held == pb->held &&
 	       memcmp(&pa->req, &pb->req, sizeof(pa->req)) == 0 &&
 	       pa->best_effort == pb->best_effort && pa->sim_arrival_ms == pb->sim_arrival_ms &&
 	       pa->sim_duration_ms == pb->sim_duration_ms &&

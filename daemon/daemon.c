@@ -358,6 +358,7 @@ static void on_tick(struct ev_loop *loop, ev_timer *w, int revents)
 		return;
 	ev_timer_stop(d->loop, &d->soon);
 	int64_t now = wall_ms();
+	kb_writers_tick(d->writers, now); /* pods whose backoff is over may be placed */
 	if (d->had_session && d->cluster.generation == d->last_generation &&
 	    now - d->last_session_ms < RESYNC_MS)
 		return;

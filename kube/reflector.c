@@ -406,10 +406,12 @@ static void list_done(void *ctx, int status, const char *body, size_t len)
 	kb_yaml_file f = {0};
 	bool loaded = false;
 	if (status == 410) {
-		/* The continue token expired: start over. */
-		report(r, -ESTALE, "LIST %s: 410 Gone (continue token expired), relisting", r->path);
-		if (!r->dead)
-			start_list(r);
+		/* The continue token expired: start over, after the backoff like
+		 * any failed LIST (at once, a server that keeps answering 410 was
+		 * sent about 620 LISTs in 10 s). */
+		report(r, -ESTALE, "LIST %s: 410 Gone (continue token expired), relisting after a backoff",
+		       r->path);
+		retry_later(r, true);
 		goto out;
 	}
 	if (status != 200) {

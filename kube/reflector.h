@@ -13,7 +13,9 @@
  *    events are decoded line by line as they stream in (never buffering the
  *    whole response); BOOKMARK events only advance the resourceVersion;
  *  - "410 Gone" (an expired resourceVersion, as an HTTP status or an ERROR
- *    event) starts a new LIST;
+ *    event) on a WATCH starts a new LIST at once; a 410 answering a LIST
+ *    (an expired continue token) relists after the backoff below, so a
+ *    server that keeps answering 410 is not flooded;
  *  - a dropped stream or a failed request is retried with exponential
  *    backoff (0.5 s doubling to 30 s) and +-20 % jitter; a success resets it.
  * Objects are decoded with kb_object_decode_as (cache/objects.h); an object

@@ -17,6 +17,15 @@
 
 #define MSG_MAX 1000 /* core/v1 Event messages are limited to 1024 bytes */
 
+/* A refused binding's backoff: kube-scheduler's podInitialBackoffSeconds
+ * and podMaxBackoffSeconds. */
+#define BACKOFF_INITIAL_MS 1000
+#define BACKOFF_MAX_MS 10000
+/* Event correlation: client-go's EventCorrelator keeps 4096 events in its
+ * LRU; a repeat within the window is the same Event with its count raised. */
+#define EVENT_CACHE_MAX 4096
+#define EVENT_WINDOW_MS ((int64_t)10 * 60 * 1000)
+
 /* What was last written for a PodGroup. */
 typedef struct pg_status {
 	char phase[16]; /* the phase word written; "" unknown */
@@ -46,6 +55,49 @@ typedef struct pod_rec {
 	char *msg;
 } pod_rec;
 
+/* A pod whose binding the API refused: held back from placement until
+ * until_ms; the backoff doubles with each refusal, and a successful
+ * binding or the pod's deletion forgets it. */
+typedef struct backoff_rec {
+	struct backoff_rec *lprev, *lnext; /* in w->backoff_list */
+	char *key;
+	uint32_t refusals;
+	int64_t until_ms;
+	bool held; /* kb_cluster_hold_pod is in force */
+} backoff_rec;
+
+/* One member of a gang being bound. */
+enum member_state { M_IN_FLIGHT, M_BOUND, M_FAILED };
+typedef struct gang_member {
+	char *key, *ns, *name, *uid, *node;
+	uint32_t gpu_mask;
+	enum member_state state;
+} gang_member;
+
+/* A gang whose bindings are in flight: the members sent since its last
+ * answer-less moment. Lives while any of them is unanswered, or while it is
+ * being taken back. */
+typedef struct gang_rec {
+	struct gang_rec *lprev, *lnext; /* in w->gang_list */
+	char *key;
+	int32_t min_member;
+	int32_t base; /* members the API showed on a node before these binds */
+	uint32_t in_flight;
+	uint32_t n, cap;
+	gang_member *m;
+	char *why; /* set once the gang is being taken back */
+} gang_rec;
+
+/* An Event already posted, for correlation (client-go's EventLogger). */
+typedef struct event_rec {
+	struct event_rec *lprev, *lnext; /* in w->event_list, most recent first */
+	char *key;  /* involved object, type, reason and message */
+	char *ns, *name; /* the Event object */
+	char first_ts[32];
+	int32_t count;
+	int64_t last_ms;
+} event_rec;
+
 enum req_kind { REQ_BIND, REQ_EVICT, REQ_PG_STATUS, REQ_POD_STATUS, REQ_EVENT };
 
 typedef struct wreq {
@@ -57,6 +109,8 @@ typedef struct wreq {
 	int64_t started_ms;
 	uint32_t gpu_mask;
 	pg_rec *pg;
+	gang_rec *gang;   /* binds of a gang */
+	char *event_key;  /* events: the correlation key (a PATCH if count > 1) */
 } wreq;
 
 struct kb_writers {
@@ -70,6 +124,14 @@ struct kb_writers {
 	wreq *reqs;
 	kb_writer_stats stats;
 	uint64_t event_seq;
+	kb_strmap backoffs; /* pod key -> backoff_rec * */
+	backoff_rec *backoff_list;
+	kb_strmap gangs; /* job key -> gang_rec * */
+	gang_rec *gang_list;
+	kb_strmap events; /* correlation key -> event_rec * */
+	event_rec *event_list, *event_tail;
+	uint32_t nevents;
+	int64_t now_ms; /* the last session's clock (kb_writers_tick, bind) */
 };
 
 /* ---- small helpers --------------------------------------------------------------- */
@@ -176,10 +238,12 @@ static void wreq_free(wreq *r)
 	free(r->ns);
 	free(r->name);
 	free(r->uid);
+	free(r->event_key);
 	free(r);
 }
 
 static void on_done(void *ctx, int status, const char *body, size_t len);
+static void forget_pending(kb_writers *w, const char *key);
 
 /* Sends body (a JSON object, consumed) with method to the path path_fmt
  * formats (allocated, so never cut); r is consumed. Events go in the
@@ -219,8 +283,87 @@ __attribute__((format(printf, 6, 7))) static int send_json(kb_writers *w, wreq *
 
 /* ---- events ---------------------------------------------------------------------- */
 
-/* Posts a core/v1 Event about an object. Best effort: failures are logged
- * when the answer comes. */
+static void event_unlink(kb_writers *w, event_rec *e)
+{
+	if (e->lprev)
+		e->lprev->lnext = e->lnext;
+	else
+		w->event_list = e->lnext;
+	if (e->lnext)
+		e->lnext->lprev = e->lprev;
+	else
+		w->event_tail = e->lprev;
+	e->lprev = e->lnext = NULL;
+}
+
+static void event_push_front(kb_writers *w, event_rec *e)
+{
+	e->lprev = NULL;
+	e->lnext = w->event_list;
+	if (w->event_list)
+		w->event_list->lprev = e;
+	else
+		w->event_tail = e;
+	w->event_list = e;
+}
+
+static void event_drop(kb_writers *w, event_rec *e)
+{
+	kb_strmap_del(&w->events, e->key);
+	event_unlink(w, e);
+	w->nevents--;
+	free(e->key);
+	free(e->ns);
+	free(e->name);
+	free(e);
+}
+
+/* Forgets the correlation of key (its Event could not be written). */
+static void event_forget(kb_writers *w, const char *key)
+{
+	int64_t v;
+	if (key && kb_strmap_get(&w->events, key, &v))
+		event_drop(w, (event_rec *)(intptr_t)v);
+}
+
+/* Remembers an Event just posted, the least recently used one dropped past
+ * EVENT_CACHE_MAX. Out of memory: the next repeat is posted anew. */
+static void event_remember(kb_writers *w, char *key, const char *ns, const char *name,
+			   const char *ts, int64_t now_ms)
+{
+	event_rec *e = calloc(1, sizeof(*e));
+	if (!e || !(e->ns = strdup(ns)) || !(e->name = strdup(name)) ||
+	    kb_strmap_put(&w->events, key, (int64_t)(intptr_t)e) < 0) {
+		if (e) {
+			free(e->ns);
+			free(e->name);
+		}
+		free(e);
+		free(key);
+		return;
+	}
+	e->key = key;
+	(void)snprintf(e->first_ts, sizeof(e->first_ts), "%s", ts);
+	e->count = 1;
+	e->last_ms = now_ms;
+	event_push_front(w, e);
+	if (++w->nevents > EVENT_CACHE_MAX)
+		event_drop(w, w->event_tail);
+}
+
+static int64_t wall_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Posts a core/v1 Event about an object, correlated as client-go's
+ * EventCorrelator does: the same event (object, type, reason, message)
+ * again within EVENT_WINDOW_MS raises the count and lastTimestamp of the
+ * Event already written (a merge-patch) instead of writing another. Best
+ * effort: failures are logged when the answer comes, and forget the
+ * correlation so that the next one is posted anew. */
 static int post_event(kb_writers *w, const char *api_version, const char *kind, const char *ns,
 		      const char *name, const char *uid, const char *type, const char *reason,
 		      const char *message)
@@ -234,6 +377,34 @@ static int post_event(kb_writers *w, const char *api_version, const char *kind, 
 	int rc = rfc3339(ts);
 	if (rc < 0)
 		return rc;
+	int64_t now_ms = wall_ms();
+	char *ckey = NULL;
+	if (asprintf(&ckey, "%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s", kind, ns, name, uid ? uid : "",
+		     type, reason, clip(message, msg, sizeof(msg))) < 0)
+		return -ENOMEM;
+	int64_t v;
+	if (kb_strmap_get(&w->events, ckey, &v)) {
+		event_rec *e = (event_rec *)(intptr_t)v;
+		if (now_ms - e->last_ms < EVENT_WINDOW_MS) {
+			e->count++;
+			e->last_ms = now_ms;
+			event_unlink(w, e);
+			event_push_front(w, e);
+			json_t *patch = json_pack("{s:i, s:s}", "count", e->count, "lastTimestamp", ts);
+			wreq *r = patch ? wreq_new(w, REQ_EVENT) : NULL;
+			if (!r) {
+				json_decref(patch);
+				free(ckey);
+				return -ENOMEM;
+			}
+			r->event_key = ckey;
+			if (asprintf(&r->key, "%s/%s", ns, name) < 0)
+				r->key = NULL; /* only for the log */
+			return send_json(w, r, "PATCH", patch, "application/merge-patch+json",
+					 "/api/v1/namespaces/%s/events/%s", e->ns, e->name);
+		}
+		event_drop(w, e);
+	}
 	json_t *inv = json_pack("{s:s, s:s, s:s, s:s}", "apiVersion", api_version, "kind", kind,
 				"namespace", ns, "name", name);
 	if (inv && uid && uid[0] && !strchr(uid, '/'))
@@ -247,18 +418,27 @@ static int post_event(kb_writers *w, const char *api_version, const char *kind, 
 			 : NULL;
 	if (!ev) {
 		json_decref(inv);
+		free(ckey);
 		return -ENOMEM;
 	}
 	wreq *r = wreq_new(w, REQ_EVENT);
-	if (!r) {
+	if (!r || !(r->event_key = strdup(ckey))) {
+		if (r)
+			wreq_free(r);
 		json_decref(ev);
+		free(ckey);
 		return -ENOMEM;
 	}
 	size_t keylen = strlen(ns) + strlen(name) + 2;
 	r->key = malloc(keylen);
 	if (r->key) /* sized above: cannot truncate */
 		(void)snprintf(r->key, keylen, "%s/%s", ns, name);
-	return send_json(w, r, "POST", ev, NULL, "/api/v1/namespaces/%s/events", ns);
+	rc = send_json(w, r, "POST", ev, NULL, "/api/v1/namespaces/%s/events", ns);
+	if (rc == 0)
+		event_remember(w, ckey, ns, ename, ts, now_ms);
+	else
+		free(ckey);
+	return rc;
 }
 
 static int pod_event(kb_writers *w, const char *ns, const char *name, const char *uid,
@@ -269,17 +449,236 @@ static int pod_event(kb_writers *w, const char *ns, const char *name, const char
 
 /* ---- bind ------------------------------------------------------------------------ */
 
+/* ---- gangs in flight, refused bindings ------------------------------------------ */
+
+static void gang_free(kb_writers *w, gang_rec *g)
+{
+	kb_strmap_del(&w->gangs, g->key);
+	LIST_DEL(w->gang_list, g);
+	for (uint32_t i = 0; i < g->n; i++) {
+		free(g->m[i].key);
+		free(g->m[i].ns);
+		free(g->m[i].name);
+		free(g->m[i].uid);
+		free(g->m[i].node);
+	}
+	free(g->m);
+	free(g->why);
+	free(g->key);
+	free(g);
+}
+
+/* The gang record of job j for a bind of t, made when none is in flight.
+ * NULL for a job of one (nothing to take back) or out of memory (the bind
+ * goes without: a refusal then holds the pod back but takes nothing back). */
+static gang_rec *gang_add(kb_writers *w, const kb_snapshot *snap, const kb_task *t, const char *node)
+{
+	if (t->job < 0)
+		return NULL;
+	const kb_job *j = &snap->jobs[t->job];
+	if (j->min_member <= 1 || j->flavor == KB_PG_NONE)
+		return NULL;
+	int64_t v;
+	gang_rec *g;
+	if (kb_strmap_get(&w->gangs, j->key, &v)) {
+		g = (gang_rec *)(intptr_t)v;
+	} else {
+		g = calloc(1, sizeof(*g));
+		if (!g || !(g->key = strdup(j->key)) ||
+		    kb_strmap_put(&w->gangs, g->key, (int64_t)(intptr_t)g) < 0) {
+			if (g)
+				free(g->key);
+			free(g);
+			return NULL;
+		}
+		LIST_ADD(w->gang_list, g);
+		g->min_member = j->min_member;
+		g->base = j->nstatus[KB_TASK_BOUND] + j->nstatus[KB_TASK_RUNNING] +
+			  j->nstatus[KB_TASK_SUCCEEDED];
+	}
+	if (g->n == g->cap) {
+		uint32_t cap = g->cap ? 2 * g->cap : 8;
+		gang_member *m = realloc(g->m, cap * sizeof(*m));
+		if (!m)
+			return NULL;
+		g->m = m;
+		g->cap = cap;
+	}
+	gang_member *m = &g->m[g->n];
+	memset(m, 0, sizeof(*m));
+	m->key = strdup(t->key);
+	m->ns = strdup(t->ns);
+	m->name = strdup(t->name);
+	m->uid = dup_or_null(t->uid);
+	m->node = strdup(node);
+	m->gpu_mask = t->gpu_mask;
+	if (!m->key || !m->ns || !m->name || !m->node) {
+		free(m->key);
+		free(m->ns);
+		free(m->name);
+		free(m->uid);
+		free(m->node);
+		return NULL;
+	}
+	g->n++;
+	g->in_flight++;
+	return g;
+}
+
+static gang_member *gang_member_of(gang_rec *g, const char *key)
+{
+	for (uint32_t i = 0; i < g->n; i++)
+		if (strcmp(g->m[i].key, key) == 0)
+			return &g->m[i];
+	return NULL;
+}
+
+static int evict_pod(kb_writers *w, const char *key, const char *ns, const char *name,
+		     const char *uid, const char *node, kb_task_status prev_status,
+		     int64_t started_ms, uint32_t gpu_mask, int64_t now_ms);
+
+/* Takes back one member whose binding the API accepted: evicted, with a
+ * Warning event GangTakenBack that says why. */
+static void take_back(kb_writers *w, gang_rec *g, const gang_member *m)
+{
+	kb_warn("gang \"%s\": taking back \"%s\" from \"%s\": %s", g->key, m->key, m->node, g->why);
+	int rc = evict_pod(w, m->key, m->ns, m->name, m->uid, m->node, KB_TASK_BOUND, 0, m->gpu_mask,
+			   w->now_ms);
+	if (rc < 0) {
+		kb_error("gang \"%s\": evicting \"%s\" to take the gang back failed: %s", g->key,
+			 m->key, strerror(-rc));
+		return;
+	}
+	char msg[MSG_MAX + 1];
+	/* An Event's message: cut when long. */
+	(void)snprintf(msg, sizeof(msg), "gang \"%s\" taken back whole from node \"%s\": %s", g->key,
+		       m->node, g->why);
+	pod_event(w, m->ns, m->name, m->uid, "Warning", "GangTakenBack", msg);
+}
+
+/* One answer for g came: frees it once none is awaited. */
+static void gang_answered(kb_writers *w, gang_rec *g)
+{
+	if (g->in_flight)
+		g->in_flight--;
+	if (g->in_flight == 0)
+		gang_free(w, g);
+}
+
+/* The API refused m's binding: takes the gang back whole if the members
+ * still bound or in flight (and those the API already showed on a node)
+ * are fewer than minMember. */
+static void gang_refused(kb_writers *w, gang_rec *g, gang_member *m, const char *why)
+{
+	m->state = M_FAILED;
+	if (g->why)
+		return; /* already being taken back */
+	int32_t alive = g->base;
+	for (uint32_t i = 0; i < g->n; i++)
+		alive += g->m[i].state != M_FAILED;
+	if (alive >= g->min_member)
+		return;
+	if (asprintf(&g->why, "binding of member \"%s\" to node \"%s\" refused: %s; %d of minMember %d could stay",
+		     m->key, m->node, why, alive, g->min_member) < 0) {
+		g->why = NULL;
+		kb_error("gang \"%s\": out of memory taking it back", g->key);
+		return;
+	}
+	for (uint32_t i = 0; i < g->n; i++)
+		if (g->m[i].state == M_BOUND)
+			take_back(w, g, &g->m[i]);
+}
+
+static void backoff_free(kb_writers *w, backoff_rec *b)
+{
+	if (b->held)
+		kb_cluster_hold_pod(w->cluster, b->key, false);
+	kb_strmap_del(&w->backoffs, b->key);
+	LIST_DEL(w->backoff_list, b);
+	free(b->key);
+	free(b);
+}
+
+static void backoff_forget(kb_writers *w, const char *key)
+{
+	int64_t v;
+	if (kb_strmap_get(&w->backoffs, key, &v))
+		backoff_free(w, (backoff_rec *)(intptr_t)v);
+}
+
+static int pod_condition(kb_writers *w, const char *key, const char *ns, const char *name,
+			 const char *uid, const char *msg, bool event);
+
+/* The API refused r's binding: the pod is held back from placement for its
+ * backoff (1 s doubling to 10 s), and says why in its PodScheduled
+ * condition. */
+static void backoff_refused(kb_writers *w, wreq *r, const char *why)
+{
+	int64_t v;
+	backoff_rec *b;
+	if (kb_strmap_get(&w->backoffs, r->key, &v)) {
+		b = (backoff_rec *)(intptr_t)v;
+	} else {
+		b = calloc(1, sizeof(*b));
+		if (!b || !(b->key = strdup(r->key)) ||
+		    kb_strmap_put(&w->backoffs, b->key, (int64_t)(intptr_t)b) < 0) {
+			if (b)
+				free(b->key);
+			free(b);
+			kb_error("binding \"%s\": out of memory recording its backoff; retried next session",
+				 r->key);
+			return;
+		}
+		LIST_ADD(w->backoff_list, b);
+	}
+	b->refusals++;
+	int64_t delay = BACKOFF_INITIAL_MS;
+	for (uint32_t i = 1; i < b->refusals && delay < BACKOFF_MAX_MS; i++)
+		delay *= 2;
+	if (delay > BACKOFF_MAX_MS)
+		delay = BACKOFF_MAX_MS;
+	b->until_ms = w->now_ms + delay;
+	int rc = kb_cluster_hold_pod(w->cluster, r->key, true);
+	b->held = rc == 0;
+	kb_warn("binding \"%s\" to \"%s\" refused (%u times): %s; held back for %.1fs", r->key,
+		r->node, b->refusals, why, (double)delay / 1000.0);
+	char msg[MSG_MAX + 1];
+	/* A condition's message: cut when long. */
+	(void)snprintf(msg, sizeof(msg),
+		       "binding to node \"%s\" refused by the API server %u times: %s; tried again in %.1fs",
+		       r->node, b->refusals, why, (double)delay / 1000.0);
+	rc = pod_condition(w, r->key, r->ns, r->name, r->uid, msg, false);
+	if (rc < 0)
+		kb_warn("setting condition PodScheduled of pod \"%s\": %s", r->key, strerror(-rc));
+}
+
+/* Whether a failed binding is the API's refusal (it will say the same
+ * again: 400, 403, 409 but for "already assigned", 422 and other 4xx) rather
+ * than a failure that may pass (transport, 5xx, 429 after the client's
+ * retries) or a pod that is gone (404). */
+static bool bind_refused(int status, const char *body, size_t len)
+{
+	if (status < 400 || status >= 500 || status == 404 || status == 429 || status == 408)
+		return false;
+	/* The pod is bound already (an earlier attempt whose answer was lost):
+	 * the watch shows where. */
+	if (status == 409 && body && memmem(body, len, "is already assigned to node", 27))
+		return false;
+	return true;
+}
+
 static int fx_bind(void *ctx, const kb_snapshot *snap, int64_t now_ms, const kb_task *t,
 		   const kb_node *n)
 {
 	kb_writers *w = ctx;
+	w->now_ms = now_ms;
 	int gpu = snap->gpu_res;
 	bool gpus = gpu >= 0 && t->req.q[gpu] > 0 && t->gpu_mask != 0;
 	int rc = kb_cluster_set_pod(w->cluster, t->key, n->name, KB_TASK_BINDING, now_ms,
 				    t->gpu_mask);
 	if (rc < 0)
 		return rc;
-	kb_writers_forget_pod(w, t->key); /* no longer pending */
+	forget_pending(w, t->key); /* no longer pending */
 
 	json_t *meta = json_pack("{s:s, s:s}", "name", t->name, "namespace", t->ns);
 	if (meta && t->uid && t->uid[0] && !strchr(t->uid, '/'))
@@ -313,34 +712,66 @@ static int fx_bind(void *ctx, const kb_snapshot *snap, int64_t now_ms, const kb_
 		kb_cluster_set_pod(w->cluster, t->key, NULL, KB_TASK_PENDING, 0, 0);
 		return -ENOMEM;
 	}
+	gang_rec *g = gang_add(w, snap, t, n->name);
+	r->gang = g;
 	rc = send_json(w, r, "POST", body, NULL, "/api/v1/namespaces/%s/pods/%s/binding", t->ns,
 		       t->name);
-	if (rc < 0)
+	if (rc < 0) {
 		kb_cluster_set_pod(w->cluster, t->key, NULL, KB_TASK_PENDING, 0, 0);
+		if (g) {
+			gang_member *m = gang_member_of(g, t->key);
+			if (m)
+				m->state = M_FAILED;
+			gang_answered(w, g);
+		}
+	}
 	return rc;
 }
 
 static void bind_done(kb_writers *w, wreq *r, int status, const char *body, size_t len)
 {
+	gang_rec *g = r->gang;
+	gang_member *m = g ? gang_member_of(g, r->key) : NULL;
 	if (status == 200 || status == 201) {
 		w->stats.binds++;
+		backoff_forget(w, r->key);
 		kb_vlog(2, "bound \"%s\" to \"%s\"", r->key, r->node);
 		char msg[600];
 		/* An Event's message: cut when long (clip cuts it to MSG_MAX anyway). */
 		(void)snprintf(msg, sizeof(msg), "Successfully assigned %s to %s", r->key, r->node);
 		pod_event(w, r->ns, r->name, r->uid, "Normal", "Scheduled", msg);
+		if (m) {
+			m->state = M_BOUND;
+			if (g->why) /* a member was refused meanwhile */
+				take_back(w, g, m);
+		}
+		if (g)
+			gang_answered(w, g);
 		return;
 	}
 	w->stats.bind_failures++;
 	char why[512];
 	reason_of(status, body, len, why, sizeof(why));
-	kb_warn("binding \"%s\" to \"%s\" failed: %s", r->key, r->node, why);
+	bool refused = bind_refused(status, body, len);
+	if (!refused)
+		kb_warn("binding \"%s\" to \"%s\" failed: %s; tried again next session", r->key, r->node,
+			why);
 	/* Back to pending, unless the watch has already shown what happened. */
 	kb_slot *sl = kb_cluster_pod(w->cluster, r->key);
 	if (sl && sl->overridden && sl->status == KB_TASK_BINDING && str_eq(sl->node, r->node))
 		kb_cluster_set_pod(w->cluster, r->key, NULL, KB_TASK_PENDING, 0, 0);
+	if (m) {
+		if (refused)
+			gang_refused(w, g, m, why);
+		else
+			m->state = M_FAILED;
+	}
+	if (g)
+		gang_answered(w, g);
 	if (status == 404)
 		return; /* the pod is gone: nobody to tell */
+	if (refused)
+		backoff_refused(w, r, why);
 	char msg[800];
 	/* An Event's message: cut when long. */
 	(void)snprintf(msg, sizeof(msg), "Binding rejected: pod \"%s\" to node \"%s\": %s", r->key,
@@ -350,51 +781,62 @@ static void bind_done(kb_writers *w, wreq *r, int status, const char *body, size
 
 /* ---- evict ----------------------------------------------------------------------- */
 
-static int fx_evict(void *ctx, const kb_snapshot *snap, int64_t now_ms, const kb_task *t,
-		    const char *reason)
+/* Sends the Eviction of a pod and marks it Releasing in the store (prev_status,
+ * started_ms and gpu_mask are what a failed eviction restores). Returns 0,
+ * -ENOMEM, -ENOENT (not in the store) or kb_kube_request's error. */
+static int evict_pod(kb_writers *w, const char *key, const char *ns, const char *name,
+		     const char *uid, const char *node, kb_task_status prev_status,
+		     int64_t started_ms, uint32_t gpu_mask, int64_t now_ms)
 {
-	kb_writers *w = ctx;
-	const char *node = t->node >= 0 ? snap->nodes[t->node].name : NULL;
 	wreq *r = wreq_new(w, REQ_EVICT);
 	if (!r)
 		return -ENOMEM;
-	r->key = strdup(t->key);
-	r->ns = strdup(t->ns);
-	r->name = strdup(t->name);
+	r->key = strdup(key);
+	r->ns = strdup(ns);
+	r->name = strdup(name);
 	r->node = dup_or_null(node);
-	r->uid = dup_or_null(t->uid);
-	r->prev_status = t->status;
-	r->started_ms = t->started_ms;
-	r->gpu_mask = t->gpu_mask;
+	r->uid = dup_or_null(uid);
+	r->prev_status = prev_status;
+	r->started_ms = started_ms;
+	r->gpu_mask = gpu_mask;
 	if (!r->key || !r->ns || !r->name) {
 		wreq_free(r);
 		return -ENOMEM;
 	}
 	json_t *del = json_object();
-	if (del && t->uid && t->uid[0] && !strchr(t->uid, '/'))
-		json_object_set_new(del, "preconditions", json_pack("{s:s}", "uid", t->uid));
+	if (del && uid && uid[0] && !strchr(uid, '/'))
+		json_object_set_new(del, "preconditions", json_pack("{s:s}", "uid", uid));
 	/* No gracePeriodSeconds: the pod's own terminationGracePeriodSeconds applies. */
 	json_t *body = del ? json_pack("{s:s, s:s, s:{s:s, s:s}, s:o}", "apiVersion", "policy/v1",
-				       "kind", "Eviction", "metadata", "name", t->name, "namespace",
-				       t->ns, "deleteOptions", del)
+				       "kind", "Eviction", "metadata", "name", name, "namespace", ns,
+				       "deleteOptions", del)
 			   : NULL;
 	if (!body) {
 		wreq_free(r);
 		return -ENOMEM;
 	}
-	int rc = kb_cluster_set_pod(w->cluster, t->key, node, KB_TASK_RELEASING, t->started_ms,
-				    t->gpu_mask);
+	int rc = kb_cluster_set_pod(w->cluster, key, node, KB_TASK_RELEASING, started_ms, gpu_mask);
 	if (rc == 0)
-		rc = kb_cluster_note_eviction(w->cluster, t->key, now_ms);
+		rc = kb_cluster_note_eviction(w->cluster, key, now_ms);
 	if (rc < 0) {
 		json_decref(body);
 		wreq_free(r);
 		return rc;
 	}
-	char msg[800];
-	if ((rc = send_json(w, r, "POST", body, NULL, "/api/v1/namespaces/%s/pods/%s/eviction",
-			    t->ns, t->name)) < 0)
+	return send_json(w, r, "POST", body, NULL, "/api/v1/namespaces/%s/pods/%s/eviction", ns,
+			 name);
+}
+
+static int fx_evict(void *ctx, const kb_snapshot *snap, int64_t now_ms, const kb_task *t,
+		    const char *reason)
+{
+	kb_writers *w = ctx;
+	const char *node = t->node >= 0 ? snap->nodes[t->node].name : NULL;
+	int rc = evict_pod(w, t->key, t->ns, t->name, t->uid, node, t->status, t->started_ms,
+			   t->gpu_mask, now_ms);
+	if (rc < 0)
 		return rc;
+	char msg[800];
 	/* An Event's message: cut when long. */
 	(void)snprintf(msg, sizeof(msg), "%s%s%s", reason ? reason : "Preempted by the scheduler",
 		       node ? " on node " : "", node ? node : "");
@@ -673,19 +1115,20 @@ static int fx_job_status(void *ctx, const kb_snapshot *snap, const kb_job *j,
 
 /* ---- pending pods ---------------------------------------------------------------- */
 
-static int fx_task_pending(void *ctx, const kb_snapshot *snap, const kb_task *t, const char *reason)
+/* Sets a pending pod's condition PodScheduled=False with msg, and with
+ * event a Warning FailedScheduling, when msg differs from the last one. */
+static int pod_condition(kb_writers *w, const char *key, const char *ns, const char *name,
+			 const char *uid, const char *msg, bool event)
 {
-	kb_writers *w = ctx;
-	const char *msg = reason;
 	int64_t v;
 	pod_rec *p;
-	if (kb_strmap_get(&w->pods, t->key, &v)) {
+	if (kb_strmap_get(&w->pods, key, &v)) {
 		p = (pod_rec *)(intptr_t)v;
 		if (str_eq(p->msg, msg))
 			return 0;
 	} else {
 		p = calloc(1, sizeof(*p));
-		if (!p || !(p->key = strdup(t->key)) ||
+		if (!p || !(p->key = strdup(key)) ||
 		    kb_strmap_put(&w->pods, p->key, (int64_t)(intptr_t)p) < 0) {
 			if (p)
 				free(p->key);
@@ -709,17 +1152,22 @@ static int fx_task_pending(void *ctx, const kb_snapshot *snap, const kb_task *t,
 				 "message", clip(msg, clipped, sizeof(clipped)), "lastProbeTime",
 				 "lastTransitionTime", ts);
 	wreq *r = body ? wreq_new(w, REQ_POD_STATUS) : NULL;
-	if (!r || !(r->key = strdup(t->key))) {
+	if (!r || !(r->key = strdup(key))) {
 		if (r)
 			wreq_free(r);
 		json_decref(body);
 		return -ENOMEM;
 	}
 	rc = send_json(w, r, "PATCH", body, "application/strategic-merge-patch+json",
-		       "/api/v1/namespaces/%s/pods/%s/status", t->ns, t->name);
-	if (rc < 0)
+		       "/api/v1/namespaces/%s/pods/%s/status", ns, name);
+	if (rc < 0 || !event)
 		return rc;
-	return pod_event(w, t->ns, t->name, t->uid, "Warning", "FailedScheduling", msg);
+	return pod_event(w, ns, name, uid, "Warning", "FailedScheduling", msg);
+}
+
+static int fx_task_pending(void *ctx, const kb_snapshot *snap, const kb_task *t, const char *reason)
+{
+	return pod_condition(ctx, t->key, t->ns, t->name, t->uid, reason, true);
 }
 
 static void pod_status_done(kb_writers *w, wreq *r, int status, const char *body, size_t len)
@@ -766,7 +1214,10 @@ static void on_done(void *ctx, int status, const char *body, size_t len)
 	case REQ_EVENT:
 		if (status == 200 || status == 201) {
 			w->stats.events++;
-		} else if (status != 404) {
+			break;
+		}
+		event_forget(w, r->event_key); /* the next one is posted anew */
+		if (status != 404) {
 			char why[512];
 			reason_of(status, body, len, why, sizeof(why));
 			kb_vlog(1, "recording an event about \"%s\" failed: %s", r->key ? r->key : "",
@@ -797,6 +1248,9 @@ kb_writers *kb_writers_new(kb_kube_client *client, kb_cluster *cluster, const ch
 	w->cluster = cluster;
 	kb_strmap_init(&w->pgs);
 	kb_strmap_init(&w->pods);
+	kb_strmap_init(&w->backoffs);
+	kb_strmap_init(&w->gangs);
+	kb_strmap_init(&w->events);
 	return w;
 }
 
@@ -822,14 +1276,46 @@ kb_writers *kb_writers_free(kb_writers *w)
 		free(p->key);
 		free(p);
 	}
+	while (w->gang_list)
+		gang_free(w, w->gang_list);
+	while (w->backoff_list) {
+		backoff_rec *b = w->backoff_list;
+		w->backoff_list = b->lnext;
+		free(b->key);
+		free(b);
+	}
+	while (w->event_list)
+		event_drop(w, w->event_list);
 	kb_strmap_release(&w->pgs);
 	kb_strmap_release(&w->pods);
+	kb_strmap_release(&w->backoffs);
+	kb_strmap_release(&w->gangs);
+	kb_strmap_release(&w->events);
 	free(w->scheduler_name);
 	free(w);
 	return NULL;
 }
 
 void kb_writers_forget_pod(kb_writers *w, const char *key)
+{
+	backoff_forget(w, key);
+	forget_pending(w, key);
+}
+
+void kb_writers_tick(kb_writers *w, int64_t now_ms)
+{
+	w->now_ms = now_ms;
+	for (backoff_rec *b = w->backoff_list; b; b = b->lnext) {
+		if (!b->held || b->until_ms > now_ms)
+			continue;
+		b->held = false;
+		if (kb_cluster_hold_pod(w->cluster, b->key, false) == 0)
+			kb_info("pod \"%s\": backoff after %u refused bindings over, placed again", b->key,
+				b->refusals);
+	}
+}
+
+static void forget_pending(kb_writers *w, const char *key)
 {
 	int64_t v;
 	if (!kb_strmap_get(&w->pods, key, &v))

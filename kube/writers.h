@@ -12,10 +12,38 @@
  *               precondition and, for pods that asked for nvidia.com/gpu, the
  *               annotation kube-batchd.io/gpu-devices ("0,1"): the API server
  *               copies a Binding's annotations onto the pod, so no pods patch
- *               is needed. A rejected bind puts the pod back to Pending in the
- *               store (its job is retried next session), records a Warning
- *               event FailedScheduling naming pod, node and reason, and logs
- *               once.
+ *               is needed. A failed bind puts the pod back to Pending in the
+ *               store, records a Warning event FailedScheduling naming pod,
+ *               node and reason, and logs once. Then it depends on why:
+ *               - a failure that may pass (transport error, timeout, 5xx,
+ *                 429 after the client's own Retry-After rounds, 409 "already
+ *                 assigned": an earlier answer was lost) is tried again next
+ *                 session, at once, as kube-scheduler does;
+ *               - a refusal (400, 403, 409 otherwise, 422 such as an
+ *                 admission webhook's, other 4xx but 404) holds the pod back
+ *                 from placement (kb_cluster_hold_pod) for a per-pod
+ *                 exponential backoff, kube-scheduler's 1 s doubling to 10 s,
+ *                 with its PodScheduled condition saying why and when; a
+ *                 successful bind or the pod's deletion forgets the backoff.
+ *                 And if the gang's members bound or in flight (with those the
+ *                 API already showed on a node) fall below minMember, the
+ *                 gang is TAKEN BACK WHOLE: every member whose binding the
+ *                 API accepted, now or when its answer comes, is evicted
+ *                 (Eviction API) with a Warning event GangTakenBack naming the
+ *                 refused member, its node and the API's reason. A gang is
+ *                 never left running below minMember waiting for a refusal
+ *                 to change its mind; it is placed again whole (its members
+ *                 recreated by their controller) once the backoff is over,
+ *                 all-or-nothing as volcano and coscheduling promise. (The
+ *                 other choice, keeping the bound members and retrying the
+ *                 refused one, holds their GPUs for as long as a webhook or
+ *                 RBAC keeps refusing: the deadlock gang scheduling exists to
+ *                 prevent.)
+ *               Events are correlated as client-go's EventCorrelator does:
+ *               the same event (object, type, reason, message) again within
+ *               10 minutes raises the count of the Event already written (a
+ *               merge-patch of count and lastTimestamp), 4096 remembered,
+ *               least recently used forgotten.
  *  evict:       POST .../pods/NAME/eviction (policy/v1) without a grace
  *               period of its own, so the pod's terminationGracePeriodSeconds
  *               applies; the pod is Releasing in the store until the watch
@@ -73,8 +101,14 @@ kb_writers *kb_writers_new(kb_kube_client *client, kb_cluster *cluster, const ch
 kb_writers *kb_writers_free(kb_writers *w);
 
 /* Forgets what was last written for a pod / a PodGroup (it was deleted, or
- * bound): the next report about it is written again. O(1). */
+ * bound): the next report about it is written again; a pod's backoff
+ * after refused bindings is forgotten too (and its hold lifted). O(1). */
 void kb_writers_forget_pod(kb_writers *w, const char *key);
+
+/* Called before each session with its clock: lifts the hold of every pod
+ * whose backoff is over, so the session may place it again. Cost:
+ * O(pods in backoff). */
+void kb_writers_tick(kb_writers *w, int64_t now_ms);
 void kb_writers_forget_podgroup(kb_writers *w, const char *key);
 
 void kb_writers_stats(const kb_writers *w, kb_writer_stats *ret);
