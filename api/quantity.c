@@ -30,6 +30,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -244,33 +245,65 @@ enum kb_quantity_format kb_quantity_format_for(const char *resource_name)
 	return KB_QFMT_DECIMAL;
 }
 
+/* Nanoseconds per unit of a Go duration, or 0 when s does not start with
+ * one; *ret_len is the unit's length. */
+static int64_t duration_unit_ns(const char *s, size_t *ret_len)
+{
+	static const struct {
+		const char *name;
+		int64_t ns;
+	} units[] = {
+		{"ns", 1}, {"us", 1000}, {"\xc2\xb5s", 1000}, {"\xce\xbcs", 1000}, {"ms", 1000000},
+		{"s", 1000000000}, {"m", INT64_C(60000000000)}, {"h", INT64_C(3600000000000)},
+	};
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		size_t n = strlen(units[i].name);
+		if (strncmp(s, units[i].name, n) == 0) {
+			*ret_len = n;
+			return units[i].ns;
+		}
+	}
+	return 0;
+}
+
 int kb_duration_parse_ms(const char *s, int64_t *ret_ms)
 {
-	size_t len = strlen(s);
-	int64_t unit_ms = 1000;
-	char num[64];
-	if (len >= 2 && strcmp(s + len - 2, "ms") == 0) {
-		unit_ms = 1;
-		len -= 2;
-	} else if (len >= 1 && (s[len - 1] == 's' || s[len - 1] == 'm' || s[len - 1] == 'h')) {
-		unit_ms = s[len - 1] == 's' ? 1000 : s[len - 1] == 'm' ? 60000 : 3600000;
-		len -= 1;
-	}
-	if (len == 0 || len >= sizeof(num))
+	/* Go's time.ParseDuration forms ("1m30s", "250ms", "1.5h", "100us"),
+	 * non-negative, plus a bare number of seconds ("1.5"). */
+	const __int128 max_ns = (__int128)(INT64_MAX / 4) * 1000000;
+	__int128 total = 0;
+	const char *p = s;
+	if (!*p)
 		return -EINVAL;
-	memcpy(num, s, len);
-	num[len] = '\0';
-	/* Only plain decimal numbers: no SI suffix may hide in the number. */
-	for (size_t i = 0; i < len; i++)
-		if (!((num[i] >= '0' && num[i] <= '9') || num[i] == '.'))
+	while (*p) {
+		__int128 whole = 0, frac = 0, scale = 1;
+		bool digits = false;
+		for (; *p >= '0' && *p <= '9'; p++, digits = true) {
+			whole = whole * 10 + (*p - '0');
+			if (whole > max_ns)
+				return -EINVAL;
+		}
+		if (*p == '.')
+			for (p++; *p >= '0' && *p <= '9'; p++, digits = true)
+				if (scale < INT64_C(1000000000000000000)) {
+					frac = frac * 10 + (*p - '0');
+					scale *= 10;
+				}
+		if (!digits)
 			return -EINVAL;
-	int64_t milli;
-	if (kb_quantity_parse(num, &milli) < 0 || milli < 0)
-		return -EINVAL;
-	/* milli is thousandths of the unit. */
-	__int128 v = ((__int128)milli * unit_ms + 999) / 1000;
-	if (v > INT64_MAX / 4)
-		return -EINVAL;
-	*ret_ms = (int64_t)v;
+		size_t ulen = 0;
+		int64_t unit = duration_unit_ns(p, &ulen);
+		if (!unit) {
+			/* A bare number: seconds, and only as the whole string. */
+			if (*p || total != 0)
+				return -EINVAL;
+			unit = 1000000000;
+		}
+		p += ulen;
+		total += whole * unit + (frac * unit + scale - 1) / scale;
+		if (total > max_ns)
+			return -EINVAL;
+	}
+	*ret_ms = (int64_t)((total + 999999) / 1000000);
 	return 0;
 }

@@ -54,10 +54,12 @@ char *kb_quantity_format(int64_t milli, enum kb_quantity_format fmt, char *buf);
 enum kb_quantity_format kb_quantity_format_for(const char *resource_name);
 
 
-/* Parses a duration: a number of seconds ("1.5") or a number with a unit
- * ("500ms", "2s", "10m", "1h"), exactly, into milliseconds (rounded up to
- * whole milliseconds). Returns 0, or -EINVAL for anything else, negative
- * values included. *ret_ms is written only on success. */
+/* Parses a duration as Go's time.ParseDuration writes them, numbers with
+ * units ns, us (or µs), ms, s, m, h in sequence ("1m30s", "250ms", "1.5h",
+ * "100us"), or a bare number of seconds ("1.5"), into milliseconds (rounded
+ * up to whole milliseconds). Returns 0, or -EINVAL for anything else, a
+ * sign, a unit missing between numbers and more than about 73,000 years
+ * included. *ret_ms is written only on success. O(length). */
 int kb_duration_parse_ms(const char *s, int64_t *ret_ms);
 
 #endif

@@ -300,6 +300,33 @@ static void quantity_format_then_parse_round_trips(void **state)
 	}
 }
 
+static void duration_accepts_go_forms_and_bare_seconds(void **state)
+{
+	static const struct {
+		const char *s;
+		int64_t ms;
+	} ok[] = {
+		{"1.5", 1500}, {"0", 0},        {"2s", 2000},      {"500ms", 500},   {"1m30s", 90000},
+		{"1h", 3600000}, {"1.5h", 5400000}, {"250ms", 250}, {"100us", 1},     {"100\xc2\xb5s", 1},
+		{"1500us", 2},  {"999999ns", 1}, {"1h2m3.5s", 3723500}, {"10m", 600000}, {"0.001s", 1},
+		{"1m0.5s", 60500},
+	};
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		int64_t ms = -1;
+		assert_int_equal(kb_duration_parse_ms(ok[i].s, &ms), 0);
+		if (ms != ok[i].ms)
+			fail_msg("%s: %lld ms, want %lld", ok[i].s, (long long)ms, (long long)ok[i].ms);
+	}
+	static const char *bad[] = {"",     "-1s",  "+1s", "1m30", "s",  "1x", "1 s", "1.5.2s",
+				    "ms1",  "1e3s", "1.s5", ".",   "1d", "99999999999999999999h"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		int64_t ms = 7;
+		if (kb_duration_parse_ms(bad[i], &ms) != -EINVAL)
+			fail_msg("\"%s\" accepted as %lld ms", bad[i], (long long)ms);
+		assert_int_equal(ms, 7);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -316,6 +343,7 @@ int main(void)
 		cmocka_unit_test(quantity_formats_binary_with_the_largest_exact_suffix),
 		cmocka_unit_test(quantity_chooses_binary_format_for_memory_like_names),
 		cmocka_unit_test(quantity_format_then_parse_round_trips),
+		cmocka_unit_test(duration_accepts_go_forms_and_bare_seconds),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
