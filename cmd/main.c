@@ -47,11 +47,12 @@ static void usage(FILE *out)
 	      "                   [--leader-elect[=true|false]]\n"
 	      "       kube-batchd --version\n"
 	      "\n"
-	      "DURATION is a number of seconds (\"1.5\") or has a unit: \"500ms\", \"2s\", \"10m\", \"1h\".\n"
+	      "DURATION is Go's form (\"1m30s\", \"250ms\", \"100us\", \"1.5h\") or a number of seconds (\"1.5\").\n"
 	      "--scheduler-name may be given up to 8 times: the daemon schedules the pods that\n"
 	      "name any of them, and reports as the first.\n"
-	      "The daemon runs a session every --schedule-period (1s), and --schedule-delay (50ms)\n"
-	      "after the cluster changes; --schedule-delay 0 keeps to the period alone.\n",
+	      "The daemon runs a session every --schedule-period (1s), and once changes to the\n"
+	      "cluster have stopped for --schedule-delay (250ms; a burst settled, but no later than a\n"
+	      "period after its first change); --schedule-delay 0 keeps to the period alone.\n",
 	      out);
 }
 
@@ -421,7 +422,7 @@ static int cmd_daemon(int argc, char **argv)
 		.registry = &kb_builtin_registry,
 		.listen_address = "127.0.0.1:10251",
 		.period_ms = KB_DEFAULT_PERIOD_MS,
-		.delay_ms = 50,
+		.delay_ms = 250,
 		.qps = 200,
 		.burst = 400,
 	};

@@ -69,9 +69,11 @@ struct daemon_state {
 	bool synced; /* discovery done and every reflector synced */
 
 	ev_timer tick, discovery_retry;
-	/* An early session: armed by a change to the cluster, --schedule-delay
-	 * later (see poke()). */
+	/* An early session: armed by a change to the cluster, once changes
+	 * have settled (see poke()). */
 	ev_timer soon;
+	double burst_start_s; /* mono_s() of the first change of the burst soon waits out */
+	double period_s;      /* --schedule-period */
 	/* What the last session learnt for the next (scheduler/framework.h). */
 	kb_session_memo memo;
 	ev_signal sigterm, sigint;
@@ -356,29 +358,41 @@ static void on_tick(struct ev_loop *loop, ev_timer *w, int revents)
 		load_queue_file(d, false, NULL);
 	if (!d->synced || !d->leading)
 		return;
-	ev_timer_stop(d->loop, &d->soon);
 	int64_t now = wall_ms();
 	kb_writers_tick(d->writers, now); /* pods whose backoff is over may be placed */
+	/* A burst of changes still arriving: its session comes when it has
+	 * settled (poke), within a period of its start. */
+	if (ev_is_active(&d->soon))
+		return;
 	if (d->had_session && d->cluster.generation == d->last_generation &&
 	    now - d->last_session_ms < RESYNC_MS)
 		return;
 	run_session(d);
 }
 
-/* A change to the cluster: a session --schedule-delay from now instead of at
- * the next tick, so new pods do not wait out the period; changes that come
- * meanwhile ride along. Early sessions keep to a fifth of the time (no
+/* A change to the cluster that may make work. Its session comes once the
+ * changes have stopped for --schedule-delay (a burst settled: the pods and
+ * PodGroups of one `kubectl apply`, or of an operator creating a job, are
+ * decided together, by policy rather than by arrival), but no later than
+ * --schedule-period after the burst's first change, so a stream of changes
+ * cannot hold sessions off. Early sessions keep to a fifth of the time (no
  * sooner than four times the last session's length after its end), so a
- * stream of changes on a big cluster cannot keep the loop busy. */
+ * stream of changes on a big cluster cannot keep the loop busy either. */
 static void poke(daemon_state *d)
 {
-	if (d->opt->delay_ms <= 0 || ev_is_active(&d->soon) || !d->synced || !d->leading)
+	if (d->opt->delay_ms <= 0 || !d->synced || !d->leading)
 		return;
-	double now = mono_s(), delay = (double)d->opt->delay_ms / 1000.0;
+	double now = mono_s(), quiet = (double)d->opt->delay_ms / 1000.0;
+	if (!ev_is_active(&d->soon))
+		d->burst_start_s = now;
+	double at = now + quiet, latest = d->burst_start_s + d->period_s;
+	if (at > latest)
+		at = latest;
 	double earliest = d->last_session_end_s + 4 * d->last_session_dur_s;
-	if (now + delay < earliest)
-		delay = earliest - now;
-	ev_timer_set(&d->soon, delay, 0.);
+	if (at < earliest)
+		at = earliest;
+	ev_timer_stop(d->loop, &d->soon);
+	ev_timer_set(&d->soon, at > now ? at - now : 0., 0.);
 	ev_timer_start(d->loop, &d->soon);
 }
 
@@ -583,9 +597,10 @@ static int run_loop(daemon_state *d, kb_err *err)
 {
 	const kb_daemon_options *opt = d->opt;
 	double period = (double)(opt->period_ms > 0 ? opt->period_ms : 1000) / 1000.0;
+	d->period_s = period;
 	start_watchers(d, period);
 	kb_info("kube-batchd starting: scheduler name \"%s\", API server %s, period %.3f s, "
-		"delay after a change %.3f s",
+		"sessions once changes settle for %.3f s",
 		opt->scheduler_name, d->kcfg.server ? d->kcfg.server : "?", period,
 		(double)opt->delay_ms / 1000.0);
 	int r = 0;

@@ -282,6 +282,17 @@ void kb_session_set_task_devices(kb_session *ssn, uint32_t t, uint32_t gpu_mask)
 	     e < e##_end_; e++)
 /* NOLINTEND(bugprone-macro-parentheses) */
 
+/* The last tie-break, between objects created in the same second (the
+ * API's creationTimestamp has no finer grain): namespace/name, then UID.
+ * volcano breaks it by UID alone, which the API draws at random: two
+ * equal gangs of one `kubectl apply` would then be ordered differently in
+ * the cluster and in the simulator, which has no UIDs. */
+static bool tie_less(const char *lkey, const char *luid, const char *rkey, const char *ruid)
+{
+	int c = strcmp(lkey, rkey);
+	return c ? c < 0 : strcmp(luid, ruid) < 0;
+}
+
 bool kb_job_less(const kb_session *ssn, const kb_job *l, const kb_job *r)
 {
 	FOR_HOOK(ssn, KB_HOOK_JOB_ORDER, e)
@@ -292,7 +303,7 @@ bool kb_job_less(const kb_session *ssn, const kb_job *l, const kb_job *r)
 	}
 	if (l->creation_ms != r->creation_ms)
 		return l->creation_ms < r->creation_ms;
-	return strcmp(l->uid, r->uid) < 0;
+	return tie_less(l->key, l->uid, r->key, r->uid);
 }
 
 bool kb_queue_less(const kb_session *ssn, const kb_queue *l, const kb_queue *r)
@@ -318,7 +329,7 @@ bool kb_task_less(const kb_session *ssn, const kb_task *l, const kb_task *r)
 	}
 	if (l->creation_ms != r->creation_ms)
 		return l->creation_ms < r->creation_ms;
-	return strcmp(l->uid, r->uid) < 0;
+	return tie_less(l->key, l->uid, r->key, r->uid);
 }
 
 const char *kb_job_valid(const kb_session *ssn, const kb_job *job)

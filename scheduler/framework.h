@@ -22,7 +22,8 @@
  *
  * Tier semantics (kube-batch's, exactly):
  *  - job/queue/task order: the first non-zero answer in tier order wins; then
- *    creation time (older first), then UID/name.
+ *    creation time (older first), then namespace/name (then UID), so that
+ *    the cluster and the simulator break ties alike (volcano: UID).
  *  - job valid: the first plugin that rejects decides (with its reason).
  *  - job ready / job pipelined: AND over every enabled plugin.
  *  - job enqueueable: within a tier, any REJECT refuses; a tier with a PERMIT

@@ -1,0 +1,225 @@
+#!/usr/bin/env bash
+# The simulator as the cluster's twin: every scenario under tests/scenarios/
+# whose outcome does not depend on virtual time is run twice, through
+# `kube-batchd simulate` and against the local control plane (tests/cluster/up
+# --kwok: the real kube-apiserver, kwok for the kubelets) with the daemon
+# running, its objects created by one `kubectl create -f` as a user would.
+# The two outcomes must agree:
+#   - the pods kube-batchd bound (pods bound in the manifests left aside);
+#   - the pods of ours left pending;
+#   - each bound pod's node, up to nodes that are alike (same allocatable,
+#     labels but the hostname, taints and schedulability).
+# A mismatch prints both outcomes.
+#
+#   tests/e2e/twin.sh [--build BUILDDIR] [--keep] [SCENARIO...]
+#
+# Both sides get the same documents: the scenario's, with what the API
+# requires and the simulator does not (container images, limits equal to
+# the requests of extended resources), without creationTimestamp, which the
+# API sets itself to the second, and with the pods and PodGroups last in
+# namespace/name order, so that the API's timestamps grow in the order both
+# break ties in. Scenarios left out, each said with its reason on a SKIP line:
+# those that use virtual time (sim.kube-batchd.io/arrival or /duration,
+# bound_at, max_time_ms, eviction gaps), expect an error, start from
+# finished pods, hold an object the API refuses, or in which the simulator
+# evicts (the cluster deletes an evicted pod, which no controller makes
+# again here; the simulator has it pending).
+# Prints one PASS or FAIL line per scenario; exit 0 only if every compared
+# scenario agreed; 77 (skip) without kubectl, curl or python3.
+# Environment: KB_E2E_DIR (control-plane dir; default a fresh temp dir, shut
+# down at the end unless --keep), KUBE_BATCHD (the binary), KB_TWIN_DAEMON_ARGS
+# (more daemon flags, e.g. "--schedule-delay 0 --schedule-period 20ms" to see
+# the twin catch a daemon that decides by arrival).
+set -uo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+build=$root/build
+keep=0
+only=()
+while (($#)); do
+	case $1 in
+	--build) build=$2; shift 2 ;;
+	--keep) keep=1; shift ;;
+	-h | --help) sed -n '2,25p' "$0"; exit 0 ;;
+	*) only+=("$1"); shift ;;
+	esac
+done
+for tool in kubectl curl python3 flock setsid openssl; do
+	command -v "$tool" >/dev/null || { echo "twin: SKIP: $tool not found" >&2; exit 77; }
+done
+bin=${KUBE_BATCHD:-$build/cmd/kube-batchd}
+[[ -x $bin ]] || { echo "twin: no binary at $bin (build first, or set KUBE_BATCHD)" >&2; exit 2; }
+
+fails=0 passes=0 skips=0
+pass() { echo "PASS: $*"; passes=$((passes + 1)); }
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+skip() { echo "SKIP: $*"; skips=$((skips + 1)); }
+
+own_dir=0
+if [[ -n ${KB_E2E_DIR:-} ]]; then
+	dir=$KB_E2E_DIR
+else
+	dir=$(mktemp -d /tmp/kb-twin.XXXXXX)
+	own_dir=1
+fi
+sched_pid=
+stop_sched() {
+	[[ -n $sched_pid ]] || return 0
+	kill -TERM "$sched_pid" 2>/dev/null
+	wait "$sched_pid" 2>/dev/null
+	sched_pid=
+}
+cleanup() {
+	stop_sched
+	if ((own_dir && !keep)); then
+		"$root/tests/cluster/down" "$dir" >/dev/null 2>&1 || true
+		rm -rf "$dir"
+	fi
+}
+trap cleanup EXIT
+
+"$root/tests/cluster/up" --kwok "$dir" >"$dir.up.log" 2>&1 ||
+	{ cat "$dir.up.log" >&2; fail "the control plane starts (tests/cluster/up --kwok)"; exit 1; }
+rm -f "$dir.up.log"
+admin=$dir/admin.kubeconfig
+k() { kubectl --kubeconfig "$admin" "$@"; }
+port=$((20000 + RANDOM % 10000))
+while (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do port=$((20000 + RANDOM % 10000)); done
+
+# start_sched SCENARIO_DIR: the daemon with the scenario's configuration, a
+# session once changes have stopped for 1 s and a period of 5 s, which
+# bounds how long a burst may last. Longer than the defaults (250 ms, 1 s):
+# the test compares decisions, and kubectl on a loaded 2-core machine has
+# taken 130 ms per object, 2 s for a scenario. Waits until /healthz says
+# its cache is synced.
+start_sched() {
+	local s=$1 args=() i
+	[[ -f $s/scheduler-conf.yaml ]] && args+=(--scheduler-conf "$s/scheduler-conf.yaml")
+	[[ -f $s/queue-conf.yaml ]] && args+=(--queue-conf "$s/queue-conf.yaml")
+	sched_log=$dir/$(basename "$s").log
+	"$bin" --kubeconfig "$dir/scheduler.kubeconfig" --listen-address "127.0.0.1:$port" \
+		--schedule-delay 1s --schedule-period 5s -v 2 "${args[@]}" ${KB_TWIN_DAEMON_ARGS:-} \
+		>"$sched_log" 2>&1 &
+	sched_pid=$!
+	for ((i = 0; i < 150; i++)); do
+		[[ $(curl -s "http://127.0.0.1:$port/healthz" 2>/dev/null) == ok ]] && return 0
+		kill -0 "$sched_pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	tail -20 "$sched_log" >&2
+	return 1
+}
+
+# why_skip SCENARIO_DIR: prints why the scenario is not compared, or nothing.
+why_skip() {
+	local s=$1
+	grep -qE '^error:' "$s/expect.yaml" && { echo "expects an error"; return; }
+	grep -qE '^(bound_at|max_time_ms|min_eviction_gap_ms):' "$s/expect.yaml" &&
+		{ echo "its expectations use virtual time"; return; }
+	grep -qE 'sim\.kube-batchd\.io/(arrival|duration)' "${files[@]}" &&
+		{ echo "its pods arrive or finish in virtual time"; return; }
+	grep -qE 'phase: (Succeeded|Failed)' "${files[@]}" &&
+		{ echo "it starts from finished pods, which the API cannot be given"; return; }
+}
+
+# The objects a scenario made, deleted, and every pod gone.
+reset_cluster() {
+	local kinds=pods,podgroups.scheduling.incubator.k8s.io,podgroups.scheduling.volcano.sh,podgroups.scheduling.x-k8s.io,podgroups.scheduling.sigs.k8s.io
+	k delete "$kinds" --all -A --force --grace-period=0 --wait=false >/dev/null 2>&1
+	k delete queues.scheduling.volcano.sh,queues.scheduling.incubator.k8s.io --all --wait=false >/dev/null 2>&1
+	k delete nodes --all --wait=false >/dev/null 2>&1
+	k delete priorityclasses -l twin.kube-batchd.io/scenario --wait=false >/dev/null 2>&1
+	local i
+	for ((i = 0; i < 100; i++)); do
+		[[ -z $(k get pods -A -o name 2>/dev/null) && -z $(k get nodes -o name 2>/dev/null) ]] && return 0
+		sleep 0.2
+	done
+	return 1
+}
+
+scenarios=()
+if ((${#only[@]})); then
+	for s in "${only[@]}"; do scenarios+=("$root/tests/scenarios/$s"); done
+else
+	for s in "$root"/tests/scenarios/*/; do scenarios+=("${s%/}"); done
+fi
+for s in "${scenarios[@]}"; do
+	name=$(basename "$s")
+	files=()
+	for f in "$s"/*.yaml; do
+		case ${f##*/} in expect.yaml | scheduler-conf.yaml | queue-conf.yaml) ;; *) files+=("$f") ;; esac
+	done
+	why=$(why_skip "$s")
+	[[ -z $why ]] || { skip "$name: $why"; continue; }
+	# The scenario's objects as kubectl reads them, then as both sides get
+	# them (twin_compare.py --for-api: what the API requires added, the
+	# creationTimestamps it would overwrite taken out).
+	cat "${files[@]}" | k create --dry-run=client -o json -f - >"$dir/$name.objs.json" 2>"$dir/$name.err" ||
+		{ fail "$name: kubectl cannot read its manifests: $(head -c 300 "$dir/$name.err")"; continue; }
+	python3 "$here/twin_compare.py" --for-api "$dir/$name.objs.json" >"$dir/$name.api.yaml"
+	sim_args=(-f "$dir/$name.api.yaml")
+	[[ -f $s/scheduler-conf.yaml ]] && sim_args+=(--scheduler-conf "$s/scheduler-conf.yaml")
+	[[ -f $s/queue-conf.yaml ]] && sim_args+=(--queue-conf "$s/queue-conf.yaml")
+	if ! "$bin" simulate "${sim_args[@]}" --output json >"$dir/$name.sim.json" 2>"$dir/$name.sim.err"; then
+		fail "$name: simulate failed: $(head -c 300 "$dir/$name.sim.err")"
+		continue
+	fi
+	if python3 -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1]))["evictions"] else 1)' "$dir/$name.sim.json"; then
+		skip "$name: the simulator evicts (the cluster deletes an evicted pod; no controller makes it again here)"
+		continue
+	fi
+	for ns in $(python3 "$here/twin_compare.py" --namespaces "$dir/$name.objs.json"); do
+		k get namespace "$ns" >/dev/null 2>&1 || k create namespace "$ns" >/dev/null
+	done
+	start_sched "$s" || { fail "$name: kube-batchd starts (log $sched_log)"; reset_cluster; continue; }
+	# One create, as a user would: every object of the scenario in one
+	# burst, in the manifests' order. An object the API refuses is a
+	# scenario the API cannot be given: said, not compared.
+	# The API stamps creationTimestamp to the second and the simulator's
+	# objects share one creation time: start just after a second begins, so
+	# that a burst shorter than a second gets one timestamp too.
+	sleep "0.$(printf '%03d' $((1000 - 10#$(date +%N | cut -c1-3))))"
+	if ! k create -f "$dir/$name.api.yaml" >"$dir/$name.create.log" 2>&1; then
+		if grep -q 'is invalid' "$dir/$name.create.log"; then
+			skip "$name: the API refuses it: $(grep -m1 -o 'is invalid: .*' "$dir/$name.create.log" | head -c 200)"
+			stop_sched
+			reset_cluster
+			continue
+		fi
+		fail "$name: kubectl create: $(head -c 300 "$dir/$name.create.log")"
+		stop_sched
+		reset_cluster
+		continue
+	fi
+	k label priorityclasses --all twin.kube-batchd.io/scenario=yes --overwrite >/dev/null 2>&1
+	# PodGroup statuses written in the manifests (a create drops them).
+	python3 "$here/twin_compare.py" --podgroup-statuses "$dir/$name.objs.json" |
+		while read -r group ns pg patch; do
+		# Through the status subresource where the CRD has one; where it
+		# has none, the create kept the status and this patch changes nothing.
+		k patch "podgroups.$group" "$pg" -n "$ns" --subresource=status --type=merge -p "$patch" >/dev/null 2>&1 ||
+			k patch "podgroups.$group" "$pg" -n "$ns" --type=merge -p "$patch" >/dev/null
+	done
+	# Settled: the bound set unchanged over 6 s (more than a period), at
+	# most 60 s.
+	prev= same=0
+	for ((i = 0; i < 300 && same < 30; i++)); do
+		sleep 0.2
+		cur=$(k get pods -A -o jsonpath='{range .items[*]}{.metadata.namespace}/{.metadata.name}={.spec.nodeName} {end}')
+		if [[ $cur == "$prev" ]]; then same=$((same + 1)); else same=0 prev=$cur; fi
+	done
+	k get pods -A -o json >"$dir/$name.pods.json"
+	k get nodes -o json >"$dir/$name.nodes.json"
+	stop_sched
+	if out=$(python3 "$here/twin_compare.py" "$dir/$name.sim.json" "$dir/$name.objs.json" \
+		"$dir/$name.pods.json" "$dir/$name.nodes.json" 2>&1); then
+		pass "$name: $out"
+	else
+		fail "$name: the cluster decided otherwise than the simulator"
+		echo "$out" | sed 's/^/    /'
+	fi
+	reset_cluster || fail "$name: its objects were not all deleted"
+done
+echo "twin: $passes passed, $fails failed, $skips skipped"
+((fails == 0))

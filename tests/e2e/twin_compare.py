@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+"""Compares the simulator's outcome of a scenario with the cluster's.
+
+    twin_compare.py SIM.json OBJS.json PODS.json NODES.json
+    twin_compare.py --namespaces OBJS.json          (the namespaces they use)
+    twin_compare.py --podgroup-statuses OBJS.json   (status patches to apply)
+    twin_compare.py --for-api OBJS.json             (the documents both sides get)
+
+SIM.json: `kube-batchd simulate --output json`; OBJS.json: the scenario's
+manifests as kubectl reads them (a List); PODS.json and NODES.json: `kubectl
+get pods -A -o json` and `kubectl get nodes -o json` once the daemon settled.
+
+Compared: the pods kube-batchd bound (pods the manifests bind themselves are
+left aside), the pods of ours left pending, and each bound pod's node up to
+nodes that are alike (same allocatable, labels but the hostname, taints and
+schedulability). Exit 0 and one summary line when they agree; 1 and one
+line per difference, with both outcomes, when not.
+"""
+import json
+import sys
+
+HOST_LABELS = {"kubernetes.io/hostname"}
+
+
+def items(path):
+    """The objects of a file of one JSON value (a List or an object) or of
+    several in a row (kubectl's output for several documents)."""
+    text, out, at = open(path).read(), [], 0
+    dec = json.JSONDecoder()
+    while True:
+        while at < len(text) and text[at].isspace():
+            at += 1
+        if at >= len(text):
+            return out
+        d, at = dec.raw_decode(text, at)
+        out.extend(d.get("items", [d]) if d.get("kind", "").endswith("List") else [d])
+
+
+def key(obj):
+    m = obj["metadata"]
+    return "%s/%s" % (m.get("namespace") or "default", m["name"])
+
+
+def node_class(node):
+    """What makes two nodes interchangeable for a placement."""
+    labels = {k: v for k, v in node["metadata"].get("labels", {}).items() if k not in HOST_LABELS}
+    spec = node.get("spec", {})
+    return json.dumps(
+        {
+            "allocatable": node.get("status", {}).get("allocatable", {}),
+            "labels": labels,
+            "taints": sorted(json.dumps(t, sort_keys=True) for t in spec.get("taints", [])),
+            "unschedulable": bool(spec.get("unschedulable")),
+        },
+        sort_keys=True,
+    )
+
+
+def main():
+    if sys.argv[1] == "--namespaces":
+        print(" ".join(sorted({o["metadata"]["namespace"] for o in items(sys.argv[2])
+                               if o["metadata"].get("namespace")})))
+        return 0
+    if sys.argv[1] == "--for-api":
+        # The scenario's objects as both sides get them: documents the API
+        # accepts (the simulator needs no container image, nor limits for
+        # extended resources, which the API requires equal to the requests),
+        # without creationTimestamp (the API sets its own, to the second).
+        # Pods and PodGroups go last, in namespace/name order: the API's
+        # timestamps then grow with the order the simulator breaks ties in
+        # (namespace/name, all its objects created at once), even when the
+        # burst spans a second boundary.
+        objs = items(sys.argv[2])
+        rest = [o for o in objs if o["kind"] not in ("Pod", "PodGroup")]
+        work = sorted((o for o in objs if o["kind"] in ("Pod", "PodGroup")),
+                      key=lambda o: (o["metadata"].get("namespace") or "default", o["metadata"]["name"]))
+        for o in rest + work:
+            o["metadata"].pop("creationTimestamp", None)
+            if o["kind"] == "Pod":
+                for c in o["spec"].get("containers", []) + o["spec"].get("initContainers", []):
+                    c.setdefault("image", "registry.k8s.io/pause:3.9")
+                    res = c.get("resources") or {}
+                    for name, q in (res.get("requests") or {}).items():
+                        if "/" in name and not name.startswith("kubernetes.io/"):
+                            res.setdefault("limits", {}).setdefault(name, q)
+            print("---")
+            print(json.dumps(o))
+        return 0
+    if sys.argv[1] == "--podgroup-statuses":
+        # "GROUP NAMESPACE NAME PATCH" per PodGroup whose manifest has a status.
+        for o in items(sys.argv[2]):
+            if o["kind"] == "PodGroup" and o.get("status"):
+                print(o["apiVersion"].split("/")[0], o["metadata"].get("namespace") or "default",
+                      o["metadata"]["name"], json.dumps({"status": o["status"]}, separators=(",", ":")))
+        return 0
+    sim_path, objs_path, pods_path, nodes_path = sys.argv[1:5]
+    sim = json.load(open(sim_path))
+    prebound = {key(o) for o in items(objs_path) if o["kind"] == "Pod" and o.get("spec", {}).get("nodeName")}
+    classes = {n["metadata"]["name"]: node_class(n) for n in items(nodes_path)}
+    names = {}  # class -> a short name for messages
+    for n in sorted(classes):
+        names.setdefault(classes[n], "class-%d(%s)" % (len(names) + 1, n))
+
+    sim_bound = {}
+    for b in sim["bindings"]:
+        sim_bound[b["pod"]] = b["node"]  # the last binding counts
+    sim_pending = {p["pod"] if isinstance(p, dict) else p for p in sim["pending"]}
+
+    cl_bound, cl_pending = {}, set()
+    for p in items(pods_path):
+        k = key(p)
+        if k in prebound:
+            continue
+        node = p.get("spec", {}).get("nodeName")
+        if node:
+            cl_bound[k] = node
+        elif p.get("spec", {}).get("schedulerName") == "kube-batchd" and not p.get("spec", {}).get(
+            "schedulingGates"
+        ):
+            cl_pending.add(k)
+
+    diffs = []
+    for k in sorted(set(sim_bound) | set(cl_bound)):
+        s, c = sim_bound.get(k), cl_bound.get(k)
+        if s and not c:
+            diffs.append("%s: the simulator bound it to %s; the cluster did not bind it" % (k, s))
+        elif c and not s:
+            diffs.append("%s: the cluster bound it to %s; the simulator did not bind it" % (k, c))
+        elif classes.get(s) != classes.get(c):
+            diffs.append(
+                "%s: the simulator chose %s (%s), the cluster %s (%s): nodes not alike"
+                % (k, s, names.get(classes.get(s), "?"), c, names.get(classes.get(c), "?"))
+            )
+    # Pending: ours that neither side bound must be pending on both.
+    for k in sorted(sim_pending ^ cl_pending):
+        if k in sim_bound or k in cl_bound:
+            continue  # said above
+        side = "the simulator" if k in sim_pending else "the cluster"
+        diffs.append("%s: pending only in %s" % (k, side))
+    if diffs:
+        print("\n".join(diffs))
+        print("simulator: bound %s; pending %s" % (json.dumps(sim_bound, sort_keys=True), sorted(sim_pending)))
+        print("cluster:   bound %s; pending %s" % (json.dumps(cl_bound, sort_keys=True), sorted(cl_pending)))
+        return 1
+    print("%d bound and %d pending alike (%d node classes)" % (len(sim_bound), len(sim_pending), len(names)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
