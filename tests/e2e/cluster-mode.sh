@@ -15,53 +15,22 @@
 # down at the end unless --keep), KUBE_BATCHD (the binary).
 set -uo pipefail
 
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-root=$(cd "$here/../.." && pwd)
+e2e_name=cluster-mode e2e_help_end=15
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 fixtures=$here/fixtures
-build=$root/build
-keep=0
-cases=()
-while (($#)); do
-	case $1 in
-	--build) build=$2; shift 2 ;;
-	--keep) keep=1; shift ;;
-	-h|--help) sed -n '2,16p' "$0"; exit 0 ;;
-	*) cases+=("$1"); shift ;;
-	esac
-done
+e2e_args "$@"
+cases=("${e2e_cases[@]}")
 ((${#cases[@]})) || cases=(mnist too-big queues gpu restart preempt leader deploy flavours tf-template pg-first coexist)
 up_flags=()
 [[ " ${cases[*]} " == *" tf-template "* ]] && up_flags+=(--controllers)
-for tool in kubectl curl openssl flock setsid; do
-	command -v "$tool" >/dev/null || { echo "cluster-mode: SKIP: $tool not found" >&2; exit 77; }
-done
+e2e_need kubectl curl openssl flock setsid
 [[ -x $root/tests/cluster/up ]] || { echo "cluster-mode: SKIP: no tests/cluster/up" >&2; exit 77; }
-bin=${KUBE_BATCHD:-$build/cmd/kube-batchd}
-[[ -x $bin ]] || { echo "cluster-mode: no binary at $bin (build first, or set KUBE_BATCHD)" >&2; exit 2; }
-
-fails=0 passes=0
-pass() { echo "PASS: $*"; passes=$((passes + 1)); }
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-check() { local what=$1; shift; if "$@"; then pass "$what"; else fail "$what"; fi; }
-
-own_dir=0
-if [[ -n ${KB_E2E_DIR:-} ]]; then
-	dir=$KB_E2E_DIR
-else
-	dir=$(mktemp -d /tmp/kb-e2e.XXXXXX)
-	own_dir=1
-fi
+e2e_binary
+e2e_dir kb-e2e
 sched_pid=
 cleanup() {
 	stop_sched
-	if ((own_dir && !keep)); then
-		"$root/tests/cluster/down" --keep-logs "$dir" >/dev/null 2>&1 || true
-		if ((fails == 0)); then
-			rm -rf "$dir"
-		else
-			echo "cluster-mode: logs kept in $dir" >&2
-		fi
-	fi
+	e2e_release_dir
 }
 trap cleanup EXIT
 
@@ -635,5 +604,5 @@ for c in "${cases[@]}"; do
 	*) fail "unknown case $c" ;;
 	esac
 done
-echo "cluster-mode: $passes passed, $fails failed"
+e2e_summary
 ((fails == 0))

@@ -34,55 +34,24 @@
 # dir, shut down at the end unless --keep), KUBE_BATCHD (the binary).
 set -uo pipefail
 
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-root=$(cd "$here/../.." && pwd)
+e2e_name=operators e2e_help_end=34
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 fixtures=$here/fixtures
 opfix=$fixtures/operators
-build=$root/build
-keep=0
-cases=()
-while (($#)); do
-	case $1 in
-	--build) build=$2; shift 2 ;;
-	--keep) keep=1; shift ;;
-	-h | --help) sed -n '2,31p' "$0"; exit 0 ;;
-	*) cases+=("$1"); shift ;;
-	esac
-done
+e2e_args "$@"
+cases=("${e2e_cases[@]}")
 ((${#cases[@]})) || cases=(volcano custom foreign template mpi crds)
-for tool in go kubectl curl openssl flock setsid base64; do
-	command -v "$tool" >/dev/null || { echo "operators: SKIP: $tool not found" >&2; exit 77; }
-done
+e2e_need go kubectl curl openssl flock setsid base64
 [[ -x $root/tests/cluster/up && -x $root/tests/operators/build ]] ||
 	{ echo "operators: SKIP: no tests/cluster/up or tests/operators/build" >&2; exit 77; }
-bin=${KUBE_BATCHD:-$build/cmd/kube-batchd}
-[[ -x $bin ]] || { echo "operators: no binary at $bin (build first, or set KUBE_BATCHD)" >&2; exit 2; }
+e2e_binary
 burst=${KB_E2E_BIND_BURST:-1}
-
-fails=0 passes=0
-pass() { echo "PASS: $*"; passes=$((passes + 1)); }
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-check() { local what=$1; shift; if "$@"; then pass "$what"; else fail "$what"; fi; }
-
-own_dir=0
-if [[ -n ${KB_E2E_DIR:-} ]]; then
-	dir=$KB_E2E_DIR
-else
-	dir=$(mktemp -d /tmp/kb-e2e-ops.XXXXXX)
-	own_dir=1
-fi
+e2e_dir kb-e2e-ops
 sched_pid= op_pid=
 cleanup() {
 	stop_operator
 	stop_sched
-	if ((own_dir && !keep)); then
-		"$root/tests/cluster/down" --keep-logs "$dir" >/dev/null 2>&1 || true
-		if ((fails == 0)); then
-			rm -rf "$dir"
-		else
-			echo "operators: logs kept in $dir" >&2
-		fi
-	fi
+	e2e_release_dir
 }
 trap cleanup EXIT
 

@@ -32,37 +32,12 @@
 # the twin catch a daemon that decides by arrival).
 set -uo pipefail
 
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-root=$(cd "$here/../.." && pwd)
-build=$root/build
-keep=0
-only=()
-while (($#)); do
-	case $1 in
-	--build) build=$2; shift 2 ;;
-	--keep) keep=1; shift ;;
-	-h | --help) sed -n '2,25p' "$0"; exit 0 ;;
-	*) only+=("$1"); shift ;;
-	esac
-done
-for tool in kubectl curl python3 flock setsid openssl; do
-	command -v "$tool" >/dev/null || { echo "twin: SKIP: $tool not found" >&2; exit 77; }
-done
-bin=${KUBE_BATCHD:-$build/cmd/kube-batchd}
-[[ -x $bin ]] || { echo "twin: no binary at $bin (build first, or set KUBE_BATCHD)" >&2; exit 2; }
-
-fails=0 passes=0 skips=0
-pass() { echo "PASS: $*"; passes=$((passes + 1)); }
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-skip() { echo "SKIP: $*"; skips=$((skips + 1)); }
-
-own_dir=0
-if [[ -n ${KB_E2E_DIR:-} ]]; then
-	dir=$KB_E2E_DIR
-else
-	dir=$(mktemp -d /tmp/kb-twin.XXXXXX)
-	own_dir=1
-fi
+e2e_name=twin e2e_help_end=32
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+e2e_args "$@"
+e2e_need kubectl curl python3 flock setsid openssl
+e2e_binary
+e2e_dir kb-twin
 sched_pid=
 stop_sched() {
 	[[ -n $sched_pid ]] || return 0
@@ -72,10 +47,7 @@ stop_sched() {
 }
 cleanup() {
 	stop_sched
-	if ((own_dir && !keep)); then
-		"$root/tests/cluster/down" "$dir" >/dev/null 2>&1 || true
-		rm -rf "$dir"
-	fi
+	e2e_release_dir
 }
 trap cleanup EXIT
 
@@ -139,8 +111,8 @@ reset_cluster() {
 }
 
 scenarios=()
-if ((${#only[@]})); then
-	for s in "${only[@]}"; do scenarios+=("$root/tests/scenarios/$s"); done
+if ((${#e2e_cases[@]})); then
+	for s in "${e2e_cases[@]}"; do scenarios+=("$root/tests/scenarios/$s"); done
 else
 	for s in "$root"/tests/scenarios/*/; do scenarios+=("${s%/}"); done
 fi
@@ -221,5 +193,5 @@ for s in "${scenarios[@]}"; do
 	fi
 	reset_cluster || fail "$name: its objects were not all deleted"
 done
-echo "twin: $passes passed, $fails failed, $skips skipped"
+e2e_summary
 ((fails == 0))

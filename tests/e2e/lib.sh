@@ -1,0 +1,82 @@
+# tests/e2e/lib.sh - what the end-to-end scripts share. Source it after
+# setting e2e_name (the script's short name, for messages) and
+# e2e_help_end (the last line of the script's header comment, for --help):
+#
+#   e2e_name=twin e2e_help_end=25
+#   . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+#   e2e_args "$@"                 # --build DIR, --keep, the rest in e2e_cases
+#   e2e_need kubectl curl ...     # exit 77 (skip) when a tool is missing
+#   e2e_binary                    # $bin: KUBE_BATCHD or BUILD/cmd/kube-batchd
+#   e2e_dir kb-twin               # $dir: KB_E2E_DIR or a fresh temp dir
+#   ... pass / fail / skip / check "what" COMMAND... ...
+#   e2e_release_dir               # in the EXIT trap: the control plane down
+#   e2e_summary                   # "NAME: N passed, N failed[, N skipped]"
+#
+# Variables it sets: here, root, build, keep, e2e_cases, bin, dir, own_dir,
+# passes, fails, skips.
+
+here=$(cd "$(dirname "${BASH_SOURCE[1]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+build=$root/build
+keep=0
+e2e_cases=()
+passes=0 fails=0 skips=0
+
+pass() { echo "PASS: $*"; passes=$((passes + 1)); }
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+skip() { echo "SKIP: $*"; skips=$((skips + 1)); }
+check() {
+	local what=$1
+	shift
+	if "$@"; then pass "$what"; else fail "$what"; fi
+}
+
+e2e_args() {
+	while (($#)); do
+		case $1 in
+		--build) build=$2; shift 2 ;;
+		--keep) keep=1; shift ;;
+		-h | --help) sed -n "2,${e2e_help_end}p" "$0"; exit 0 ;;
+		*) e2e_cases+=("$1"); shift ;;
+		esac
+	done
+}
+
+e2e_need() {
+	local tool
+	for tool; do
+		command -v "$tool" >/dev/null || { echo "$e2e_name: SKIP: $tool not found" >&2; exit 77; }
+	done
+}
+
+e2e_binary() {
+	bin=${KUBE_BATCHD:-$build/cmd/kube-batchd}
+	[[ -x $bin ]] || { echo "$e2e_name: no binary at $bin (build first, or set KUBE_BATCHD)" >&2; exit 2; }
+}
+
+# e2e_dir PREFIX: the control plane's directory.
+e2e_dir() {
+	own_dir=0
+	if [[ -n ${KB_E2E_DIR:-} ]]; then
+		dir=$KB_E2E_DIR
+	else
+		dir=$(mktemp -d "/tmp/$1.XXXXXX")
+		own_dir=1
+	fi
+}
+
+# The control plane down and its directory removed, unless --keep, it was
+# given (KB_E2E_DIR), or a check failed (then its logs are kept).
+e2e_release_dir() {
+	((own_dir && !keep)) || return 0
+	"$root/tests/cluster/down" --keep-logs "$dir" >/dev/null 2>&1 || true
+	if ((fails == 0)); then
+		rm -rf "$dir"
+	else
+		echo "$e2e_name: logs kept in $dir" >&2
+	fi
+}
+
+e2e_summary() {
+	echo "$e2e_name: $passes passed, $fails failed$( ((skips)) && echo ", $skips skipped")"
+}
