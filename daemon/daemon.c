@@ -220,14 +220,20 @@ static const kb_reflector_handler handler = {
 	.error = on_refl_error,
 };
 
+/* Pods in a final phase hold nothing and are never placed: they are left
+ * out on the server, as kube-scheduler does, and one that finishes leaves
+ * the cache (its watch delivers it as DELETED). */
 static int start_reflector(daemon_state *d, const char *path, const char *api_version,
 			   const char *kind)
 {
 	if (d->nrefl >= MAX_REFLECTORS)
 		return -ENOSPC;
 	kb_err err = {0};
+	kb_reflector_options ropt = {
+		.field_selector = strcmp(kind, "Pod") == 0 ? KB_POD_FIELD_SELECTOR : NULL,
+	};
 	kb_reflector *r = kb_reflector_new(d->control_client, d->loop, path, api_version, kind,
-					   &d->cluster.resnames, &handler, d, &err);
+					   &d->cluster.resnames, &ropt, &handler, d, &err);
 	if (!r) {
 		kb_error("watching \"%s\": %s", path, err.msg);
 		return err.code ? err.code : -ENOMEM;
