@@ -1586,7 +1586,7 @@ static void lat_pg_done(void *ctx, int status, const char *body, size_t len)
 			fail(b, "lat: Pod \"%s/p%zu\" does not fit its buffer", ph->ns, i);
 			return;
 		}
-		snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods", ph->ns);
+		snprintf(path, sizeof(path), "/api/v1/namespaces/%.63s/pods", ph->ns);
 		ls->pod_ops[i] = (lat_op){.ls = ls, .i = i};
 		ph->t_create[i] = now_s();
 		int e = kb_kube_request(b->admin, "POST", path, body_buf, NULL, lat_pod_done,
@@ -1614,7 +1614,7 @@ static void lat_pace(struct ev_loop *loop, ev_timer *w, int revents)
 		fail(b, "lat: PodGroup g%zu does not fit its buffer", g);
 		return;
 	}
-	snprintf(path, sizeof(path), PG_API "/namespaces/%s/podgroups", ph->ns);
+	snprintf(path, sizeof(path), PG_API "/namespaces/%.63s/podgroups", ph->ns);
 	ls->pg_ops[g] = (lat_op){.ls = ls, .i = g};
 	ph->t_pg[g] = now_s();
 	int e = kb_kube_request(b->admin, "POST", path, body, NULL, lat_pg_done, &ls->pg_ops[g]);
