@@ -891,13 +891,19 @@ static int daemon_start(bench *b)
 	}
 	snprintf(listen, sizeof(listen), "127.0.0.1:%d", b->port);
 	snprintf(period, sizeof(period), "%dms", o->period_ms);
+	/* --daemon-qps 0 (the default): the daemon's own defaults, no flag. */
 	snprintf(qps, sizeof(qps), "%g", o->daemon_qps);
 	snprintf(burst, sizeof(burst), "%d", o->daemon_burst);
 	snprintf(v, sizeof(v), "%d", o->daemon_v);
 	const char *argv[20] = {o->daemon, "--kubeconfig", o->sched_kubeconfig, "--listen-address",
-				listen, "--schedule-period", period, "--kube-api-qps", qps,
-				"--kube-api-burst", burst, "-v", v};
-	int n = 13;
+				listen, "--schedule-period", period, "-v", v};
+	int n = 9;
+	if (o->daemon_qps > 0) {
+		argv[n++] = "--kube-api-qps";
+		argv[n++] = qps;
+		argv[n++] = "--kube-api-burst";
+		argv[n++] = burst;
+	}
 	if (o->daemon_conf) {
 		argv[n++] = "--scheduler-conf";
 		argv[n++] = o->daemon_conf;
@@ -938,8 +944,11 @@ static int daemon_start(bench *b)
 	b->daemon_child.data = b;
 	ev_child_start(b->loop, &b->daemon_child);
 	kb_info("started kube-batchd (pid %d): %s --kubeconfig %s --listen-address %s "
-		"--schedule-period %s --kube-api-qps %s --kube-api-burst %s -v %s%s%s; log %s",
-		(int)pid, o->daemon, o->sched_kubeconfig, listen, period, qps, burst, v,
+		"--schedule-period %s%s%s%s%s -v %s%s%s; log %s",
+		(int)pid, o->daemon, o->sched_kubeconfig, listen, period,
+		o->daemon_qps > 0 ? " --kube-api-qps " : " (default client limits)",
+		o->daemon_qps > 0 ? qps : "", o->daemon_qps > 0 ? " --kube-api-burst " : "",
+		o->daemon_qps > 0 ? burst : "", v,
 		o->daemon_conf ? " --scheduler-conf " : "", o->daemon_conf ? o->daemon_conf : "",
 		b->daemon_log);
 	return 0;
@@ -1932,7 +1941,7 @@ static int parse_args(int argc, char **argv, e2e_opts *o)
 {
 	*o = (e2e_opts){.nodes = 1000, .pods = 10000, .latency_pods = 3000, .gang_min = 2,
 			.gang_max = 16, .create_inflight = 128, .raw_inflight = {128}, .nlevels = 1,
-			.gang_interval_ms = 75, .period_ms = 1000, .daemon_qps = 5000,
+			.gang_interval_ms = 75, .period_ms = 1000, .daemon_qps = 0,
 			.daemon_burst = 10000, .daemon_v = 1, .timeout_s = 300, .seed = 1,
 			.phases = (1u << NPHASES) - 1};
 	enum { O_ADMIN = 256, O_SCHED, O_DAEMON, O_OUT, O_NODES, O_PODS, O_LPODS, O_GMIN, O_GMAX,
@@ -2000,7 +2009,7 @@ static int parse_args(int argc, char **argv, e2e_opts *o)
 	if (bad || optind != argc || !o->admin_kubeconfig || !o->sched_kubeconfig || !o->daemon ||
 	    !o->out || o->nodes < 1 || o->pods < 1 || o->latency_pods < 1 || o->gang_min < 1 ||
 	    o->gang_max < o->gang_min || o->create_inflight < 1 || o->gang_interval_ms <= 0 ||
-	    o->period_ms < 1 || o->daemon_qps <= 0 || o->daemon_burst < 1 || o->timeout_s <= 0 ||
+	    o->period_ms < 1 || o->daemon_qps < 0 || o->daemon_burst < 1 || o->timeout_s <= 0 ||
 	    (size_t)o->pods / (size_t)o->nlevels < 1) {
 		usage(stderr);
 		return 2;
