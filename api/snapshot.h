@@ -38,8 +38,13 @@ typedef struct kb_snapshot {
 	/* Sum of every schedulable (ready, not cordoned) node's allocatable. */
 	kb_res total_allocatable;
 	/* Sum of every schedulable node's future idle (idle + releasing -
-	 * pipelined), kept current as tasks move. */
+	 * pipelined), kept current as tasks move; saturated into int64 from: */
 	kb_res total_future_idle;
+	/* the same sum, exact (a node's part is at most 3 x 2^63, so 2^64
+	 * nodes could not overflow it): added to and taken from as nodes
+	 * change, it always equals a sum taken afresh, which a saturated
+	 * int64 would not once it had saturated. */
+	__int128 future_idle_exact[KB_RES_MAX];
 	int32_t default_queue; /* index of the default queue */
 	int gpu_res;           /* index of nvidia.com/gpu in resnames, or -1 */
 	/* The undo journal (below): NULL until the first begin, then kept with
