@@ -64,6 +64,7 @@ typedef struct known_key {
 
 struct kb_reflector {
 	kb_kube_client *c;
+	kb_kube_client *lc; /* the LIST pages' client: c unless the options say */
 	struct ev_loop *loop;
 	char *path, *api_version, *kind;
 	kb_kind kkind;
@@ -231,6 +232,8 @@ static bool keys_remove(kb_reflector *r, const char *key)
 static void really_free(kb_reflector *r)
 {
 	kb_kube_cancel(r->c, r);
+	if (r->lc != r->c)
+		kb_kube_cancel(r->lc, r);
 	ev_timer_stop(r->loop, &r->retry);
 	for (size_t i = 0; i < r->keys.n; i++)
 		free(r->keys.v[i].key);
@@ -292,7 +295,7 @@ static void list_done(void *ctx, int status, const char *body, size_t len);
  * the LIST after a backoff. Frees url. */
 static void request_page(kb_reflector *r, char *url, int e)
 {
-	if (e < 0 || kb_kube_request(r->c, "GET", url, NULL, NULL, list_done, r) < 0) {
+	if (e < 0 || kb_kube_request(r->lc, "GET", url, NULL, NULL, list_done, r) < 0) {
 		free(url);
 		report(r, -ENOMEM, "LIST %s: out of memory", r->path);
 		retry_later(r, true);
@@ -737,6 +740,7 @@ kb_reflector *kb_reflector_new(kb_kube_client *c, struct ev_loop *loop, const ch
 	if (!r)
 		goto nomem;
 	r->c = c;
+	r->lc = opt && opt->list_client ? opt->list_client : c;
 	r->loop = loop;
 	r->resnames = resnames;
 	r->h = *h;
@@ -784,6 +788,8 @@ kb_reflector *kb_reflector_free(kb_reflector *r)
 			r->dead = true;
 			r->state = ST_IDLE;
 			kb_kube_cancel(r->c, r);
+			if (r->lc != r->c)
+				kb_kube_cancel(r->lc, r);
 			r->stream = NULL;
 			ev_timer_stop(r->loop, &r->retry);
 		}

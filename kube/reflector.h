@@ -70,6 +70,12 @@ typedef struct kb_reflector_options {
 	int page_size;    /* objects a LIST page asks for; 0: 500 (client-go's) */
 	size_t max_bytes; /* largest page or event parsed; 0: 64 MiB (the JSON
 			   * loader's cap); tests set less */
+	/* The client for the LIST pages; NULL: the one given for the watch.
+	 * The daemon gives the pages a connection of their own: on the one
+	 * connection that carries the watches, a 150,000-pod LIST stalled
+	 * mid-page until curl's 30 s timeout, again and again (curl 7.88,
+	 * HTTP/2; bench/README.md, "Cold start"). */
+	kb_kube_client *list_client;
 } kb_reflector_options;
 
 #define KB_POD_FIELD_SELECTOR "status.phase!=Succeeded,status.phase!=Failed"
