@@ -30,9 +30,12 @@ void kb_job_status_of(const kb_job *j, const char *pending_reason, bool enqueue_
 	ret->pending = n[KB_TASK_PENDING] + n[KB_TASK_PIPELINED];
 	ret->scheduled = ret->running + ret->succeeded + ret->failed;
 	bool finished = j->ntasks > 0 && ret->succeeded + ret->failed == (int32_t)j->ntasks;
+	/* Members gone, none waiting (they finished: jobstatus.h) count as
+	 * running enough. */
+	bool vanished = j->phase == KB_PG_RUNNING && ret->pending == 0;
 	if (finished && ret->succeeded >= j->min_member)
 		ret->phase = KB_PG_COMPLETED;
-	else if (ret->running + ret->succeeded >= j->min_member && j->ntasks > 0)
+	else if ((ret->running + ret->succeeded >= j->min_member && j->ntasks > 0) || vanished)
 		ret->phase = KB_PG_RUNNING;
 	else if (j->phase == KB_PG_INQUEUE)
 		ret->phase = KB_PG_INQUEUE; /* admitted: by enqueue, or by allocate without it */

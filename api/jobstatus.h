@@ -29,7 +29,12 @@ typedef struct kb_job_status {
  * An Inqueue group stays Inqueue until it runs (enqueue admitted it, or
  * allocate did when enqueue is not configured). enqueue_configured: whether
  * the enqueue action ran; without it a group that was Running and fell below
- * minMember reads Pending, as volcano's does. Writes *ret only.
+ * minMember with members waiting reads Pending, as volcano's does. A group
+ * that was Running and fell below minMember with no member waiting stays
+ * Running: the cluster-mode cache does not hold finished pods (the pod
+ * field selector, kube/reflector.h), so members that finished simply
+ * vanish, and reading that as Pending (or Inqueue, which would hold the
+ * group's minimum in enqueue's room) would be wrong. Writes *ret only.
  * Borrowed strings: ret->unschedulable points at pending_reason or
  * j->invalid. O(1). */
 void kb_job_status_of(const kb_job *j, const char *pending_reason, bool enqueue_configured,

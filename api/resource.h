@@ -25,6 +25,17 @@
  * Limits (the cluster controls both; each refused with -ENOSPC and an error
  * naming the name): KB_RES_MAX names asked for (cpu, memory and pods
  * included), KB_RES_KNOWN_MAX names only advertised.
+ *
+ * Sums cannot overflow. One quantity fits int64 (quantity.h refuses more
+ * with -ERANGE), but a sum of them need not: memory counts milli-bytes, so
+ * 8 PiB of it pass INT64_MAX. kb_res_add and kb_res_sub saturate at
+ * INT64_MAX and INT64_MIN instead of wrapping (signed overflow would be
+ * undefined, and a wrapped total turns negative: a full cluster would look
+ * empty). Within range they are exact, so a sum taken apart again comes
+ * back to what it was; a sum that saturated stays at the limit, which no
+ * quantity a pod can ask for passes. The cluster's running totals are kept
+ * exact in 128 bits (snapshot.h); shares are computed in 128 bits
+ * (queue/deserved.h) or in double (drf).
  */
 #ifndef KB_API_RESOURCE_H
 #define KB_API_RESOURCE_H
@@ -89,16 +100,42 @@ static inline int kb_resnames_known_slot(const kb_resnames *t, int32_t k)
 	return k >= 0 && k < t->nknown && k < KB_RES_KNOWN_MAX ? t->known_slot[k] : -1;
 }
 
+/* a + b, saturated at INT64_MAX / INT64_MIN. O(1). */
+static inline int64_t kb_sat_add64(int64_t a, int64_t b)
+{
+	int64_t r;
+	if (__builtin_add_overflow(a, b, &r))
+		return b > 0 ? INT64_MAX : INT64_MIN;
+	return r;
+}
+
+/* a - b, saturated at INT64_MAX / INT64_MIN. O(1). */
+static inline int64_t kb_sat_sub64(int64_t a, int64_t b)
+{
+	int64_t r;
+	if (__builtin_sub_overflow(a, b, &r))
+		return b < 0 ? INT64_MAX : INT64_MIN;
+	return r;
+}
+
+/* v clamped into int64. O(1). */
+static inline int64_t kb_clamp128(__int128 v)
+{
+	return v > INT64_MAX ? INT64_MAX : v < INT64_MIN ? INT64_MIN : (int64_t)v;
+}
+
+/* a += b, each quantity saturated (above). O(KB_RES_MAX). */
 static inline void kb_res_add(kb_res *a, const kb_res *b)
 {
 	for (int i = 0; i < KB_RES_MAX; i++)
-		a->q[i] += b->q[i];
+		a->q[i] = kb_sat_add64(a->q[i], b->q[i]);
 }
 
+/* a -= b, each quantity saturated (above). O(KB_RES_MAX). */
 static inline void kb_res_sub(kb_res *a, const kb_res *b)
 {
 	for (int i = 0; i < KB_RES_MAX; i++)
-		a->q[i] -= b->q[i];
+		a->q[i] = kb_sat_sub64(a->q[i], b->q[i]);
 }
 
 /* True if a[i] <= b[i] for every resource. */

@@ -29,6 +29,7 @@ struct kb_snapshot_journal {
 	kb_queue *queues;
 	uint32_t njobs_cap, nqueues_cap;
 	kb_res total_allocatable, total_future_idle;
+	__int128 future_idle_exact[KB_RES_MAX];
 	bool failed; /* a save ran out of memory: rollback cannot be exact */
 };
 
@@ -136,6 +137,7 @@ int kb_snapshot_journal_begin(kb_snapshot *s)
 		memcpy(j->queues, s->queues, s->nqueues * sizeof(kb_queue));
 	j->total_allocatable = s->total_allocatable;
 	j->total_future_idle = s->total_future_idle;
+	memcpy(j->future_idle_exact, s->future_idle_exact, sizeof(j->future_idle_exact));
 	j->tasks.n = j->nodes.n = 0;
 	j->failed = false;
 	j->recording = true;
@@ -183,6 +185,7 @@ int kb_snapshot_journal_rollback(kb_snapshot *s)
 		memcpy(s->queues, j->queues, s->nqueues * sizeof(kb_queue));
 	s->total_allocatable = j->total_allocatable;
 	s->total_future_idle = j->total_future_idle;
+	memcpy(s->future_idle_exact, j->future_idle_exact, sizeof(s->future_idle_exact));
 	j->tasks.n = j->nodes.n = 0;
 	j->recording = false;
 	return j->failed ? -ENOMEM : 0;
@@ -193,13 +196,22 @@ static bool schedulable(const kb_node *n)
 	return n->ready && !n->unschedulable;
 }
 
-/* total_future_idle -= (sign) the node's future idle. */
+/* A node's future idle of resource i: idle + releasing - pipelined, exact. */
+static __int128 node_future(const kb_node *n, int i)
+{
+	return (__int128)n->idle.q[i] + n->releasing.q[i] - n->pipelined.q[i];
+}
+
+/* total_future_idle += (sign) the node's future idle: the exact sum, then
+ * its saturated int64 view. */
 static void future_account(kb_snapshot *s, const kb_node *n, int sign)
 {
 	if (!schedulable(n))
 		return;
-	for (int i = 0; i < KB_RES_MAX; i++)
-		s->total_future_idle.q[i] += sign * (n->idle.q[i] + n->releasing.q[i] - n->pipelined.q[i]);
+	for (int i = 0; i < KB_RES_MAX; i++) {
+		s->future_idle_exact[i] += sign * node_future(n, i);
+		s->total_future_idle.q[i] = kb_clamp128(s->future_idle_exact[i]);
+	}
 }
 
 /* How a task in status st weighs on its node. */
@@ -329,6 +341,7 @@ void kb_snapshot_derive(kb_snapshot *s)
 {
 	memset(&s->total_allocatable, 0, sizeof(s->total_allocatable));
 	memset(&s->total_future_idle, 0, sizeof(s->total_future_idle));
+	memset(s->future_idle_exact, 0, sizeof(s->future_idle_exact));
 	for (uint32_t i = 0; i < s->nnodes; i++) {
 		kb_node *n = &s->nodes[i];
 		memset(&n->used, 0, sizeof(n->used));
@@ -339,7 +352,10 @@ void kb_snapshot_derive(kb_snapshot *s)
 		n->ntasks = 0;
 		if (schedulable(n)) {
 			kb_res_add(&s->total_allocatable, &n->allocatable);
-			kb_res_add(&s->total_future_idle, &n->allocatable);
+			for (int r = 0; r < KB_RES_MAX; r++) {
+				s->future_idle_exact[r] += n->allocatable.q[r];
+				s->total_future_idle.q[r] = kb_clamp128(s->future_idle_exact[r]);
+			}
 		}
 	}
 	for (uint32_t i = 0; i < s->nqueues; i++) {
@@ -415,14 +431,16 @@ bool kb_snapshot_check(const kb_snapshot *s, char *why, size_t size)
 				      "node %s: used/idle/releasing/pipelined disagree with its tasks",
 				      n->name);
 	}
-	kb_res future = {{0}};
+	__int128 future[KB_RES_MAX] = {0};
 	for (uint32_t i = 0; i < s->nnodes; i++)
 		if (schedulable(&s->nodes[i]))
 			for (int r = 0; r < KB_RES_MAX; r++)
-				future.q[r] += s->nodes[i].idle.q[r] + s->nodes[i].releasing.q[r] -
-					       s->nodes[i].pipelined.q[r];
-	if (memcmp(&future, &s->total_future_idle, sizeof(future)) != 0)
-		return broken(why, size, "the cluster's total future idle disagrees with its nodes");
+				future[r] += node_future(&s->nodes[i], r);
+	for (int r = 0; r < KB_RES_MAX; r++)
+		if (future[r] != s->future_idle_exact[r] ||
+		    kb_clamp128(future[r]) != s->total_future_idle.q[r])
+			return broken(why, size,
+				      "the cluster's total future idle disagrees with its nodes");
 	for (uint32_t i = 0; i < s->njobs; i++) {
 		const kb_job *j = &s->jobs[i];
 		for (int st = 0; st < KB_TASK_NSTATUS; st++)

@@ -38,8 +38,13 @@ typedef struct kb_snapshot {
 	/* Sum of every schedulable (ready, not cordoned) node's allocatable. */
 	kb_res total_allocatable;
 	/* Sum of every schedulable node's future idle (idle + releasing -
-	 * pipelined), kept current as tasks move. */
+	 * pipelined), kept current as tasks move; saturated into int64 from: */
 	kb_res total_future_idle;
+	/* the same sum, exact (a node's part is at most 3 x 2^63, so 2^64
+	 * nodes could not overflow it): added to and taken from as nodes
+	 * change, it always equals a sum taken afresh, which a saturated
+	 * int64 would not once it had saturated. */
+	__int128 future_idle_exact[KB_RES_MAX];
 	/* The generation of the cluster it shows (cache/cluster.h: bumped by
 	 * every change, the scheduler's own records included); 0 when unknown
 	 * (a snapshot built by hand), which never matches a session memo. */

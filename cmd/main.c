@@ -304,9 +304,10 @@ static int daemon_number_flag(int c, const char *arg, kb_daemon_options *o, int 
 		return 0;
 	case DMN_QPS:
 		o->qps = strtod(arg, &end);
-		if (!end || *end || !(o->qps > 0)) {
+		if (!end || end == arg || *end || !(o->qps >= 0) || o->qps > 1e9) {
 			fprintf(stderr,
-				"kube-batchd: --kube-api-qps: expected a number > 0, got \"%s\"\n",
+				"kube-batchd: --kube-api-qps: expected a number >= 0 (0: no "
+				"client-side limit), got \"%s\"\n",
 				arg);
 			return 2;
 		}
@@ -423,7 +424,7 @@ static int cmd_daemon(int argc, char **argv)
 		.listen_address = "127.0.0.1:10251",
 		.period_ms = KB_DEFAULT_PERIOD_MS,
 		.delay_ms = 250,
-		.qps = 200,
+		.qps = 0, /* no client-side limit: API Priority and Fairness is */
 		.burst = 400,
 	};
 	int verbosity = 0, c;

@@ -53,6 +53,8 @@ struct daemon_state {
 	 * bindings too. */
 	kb_kube_client *write_client;
 	kb_kube_client *control_client;
+	/* A third, for the reflectors' LIST pages only (kube/reflector.h). */
+	kb_kube_client *list_client;
 	kb_cluster cluster;
 	kb_writers *writers;
 
@@ -203,6 +205,9 @@ static void check_synced(daemon_state *d)
 	kb_info("cache synced: %u nodes, %u pods, %u podgroups, %u queues",
 		(unsigned)d->cluster.nodes.by_key.n, (unsigned)d->cluster.pods.by_key.n,
 		(unsigned)d->cluster.podgroups.by_key.n, (unsigned)d->cluster.queues.by_key.n);
+	/* The first session --schedule-delay after the sync, not at the next
+	 * tick: a cold start binds up to a period sooner. */
+	poke(d);
 }
 
 static void on_synced(void *ctx, const char *path)
@@ -224,14 +229,21 @@ static const kb_reflector_handler handler = {
 	.error = on_refl_error,
 };
 
+/* Pods in a final phase hold nothing and are never placed: they are left
+ * out on the server, as kube-scheduler does, and one that finishes leaves
+ * the cache (its watch delivers it as DELETED). */
 static int start_reflector(daemon_state *d, const char *path, const char *api_version,
 			   const char *kind)
 {
 	if (d->nrefl >= MAX_REFLECTORS)
 		return -ENOSPC;
 	kb_err err = {0};
+	kb_reflector_options ropt = {
+		.field_selector = strcmp(kind, "Pod") == 0 ? KB_POD_FIELD_SELECTOR : NULL,
+		.list_client = d->list_client,
+	};
 	kb_reflector *r = kb_reflector_new(d->control_client, d->loop, path, api_version, kind,
-					   &d->cluster.resnames, &handler, d, &err);
+					   &d->cluster.resnames, &ropt, &handler, d, &err);
 	if (!r) {
 		kb_error("watching \"%s\": %s", path, err.msg);
 		return err.code ? err.code : -ENOMEM;
@@ -454,6 +466,7 @@ static int endpoint_metrics(void *ctx, char **ret)
 		kb_writers_stats(d->writers, &v.writes);
 	kb_metrics_add_client(&v, d->write_client);
 	kb_metrics_add_client(&v, d->control_client);
+	kb_metrics_add_client(&v, d->list_client);
 	return kb_metrics_text(&v, ret);
 }
 
@@ -540,8 +553,10 @@ static int start_clients(daemon_state *d, kb_err *err)
 	 * way: 4,216-5,091 context switches instead of 6,921-7,538, and 170-190
 	 * instead of 199-221 us of CPU per binding (bench/README.md §2). */
 	ev_set_io_collect_interval(d->loop, IO_COLLECT_S);
+	/* No client-side rate limit unless --kube-api-qps asks for one: API
+	 * Priority and Fairness on the server is the limit (kube_client.h). */
 	kb_kube_client_options copt = {
-		.qps = opt->qps > 0 ? opt->qps : 200,
+		.qps = opt->qps > 0 ? opt->qps : 0,
 		.burst = opt->burst > 0 ? opt->burst : 400,
 		.timeout_ms = 30000,
 	};
@@ -555,7 +570,9 @@ static int start_clients(daemon_state *d, kb_err *err)
 	d->write_client = kb_kube_client_new(d->loop, &d->kcfg, &wopt, err);
 	if (d->write_client)
 		d->control_client = kb_kube_client_new(d->loop, &d->kcfg, &copt, err);
-	if (!d->control_client)
+	if (d->control_client)
+		d->list_client = kb_kube_client_new(d->loop, &d->kcfg, &copt, err);
+	if (!d->list_client)
 		return err && err->code ? err->code : -EINVAL;
 	d->writers = kb_writers_new(d->write_client, &d->cluster, opt->scheduler_name, err);
 	return d->writers ? 0 : -ENOMEM;
@@ -623,6 +640,7 @@ static void release_all(daemon_state *d)
 	/* The clients first: they cancel the writers' requests without calling back. */
 	d->write_client = kb_kube_client_free(d->write_client);
 	d->control_client = kb_kube_client_free(d->control_client);
+	d->list_client = kb_kube_client_free(d->list_client);
 	d->writers = kb_writers_free(d->writers);
 	kb_kube_config_release(&d->kcfg);
 	if (d->qconf_loaded)

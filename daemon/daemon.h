@@ -49,8 +49,10 @@ typedef struct kb_daemon_options {
 				     * changes have stopped this long (within a
 				     * period of the first); 0: sessions only on
 				     * the period */
-	double qps;                 /* --kube-api-qps, default 200 */
-	int burst;                  /* --kube-api-burst, default 400 */
+	double qps;                 /* --kube-api-qps: a client-side limit when > 0;
+				     * default 0, none (API Priority and Fairness
+				     * is the limit: 429s wait out Retry-After) */
+	int burst;                  /* --kube-api-burst, with qps; default 400 */
 	bool leader_elect;          /* --leader-elect: sessions only while holding the
 				     * Lease kube-system/<scheduler name> */
 } kb_daemon_options;

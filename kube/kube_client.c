@@ -56,7 +56,7 @@
 #define STREAM_LOW_SPEED_SECONDS 180L
 #define USER_AGENT "kube-batchd/0.1"
 
-#define DEFAULT_QPS 200.0
+/* No client-side rate limit unless one is asked for (kube_client.h). */
 #define DEFAULT_BURST 400
 #define DEFAULT_TIMEOUT_MS 30000L
 #define DEFAULT_MAX_INFLIGHT 64
@@ -798,7 +798,7 @@ static void rate_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
 		}
 		if (!r->stream && c->inflight >= c->opt.max_inflight)
 			break; /* finish() kicks again */
-		int64_t wait_ms = kb_token_bucket_take(&c->bucket, loop_ms(loop));
+		int64_t wait_ms = c->opt.qps > 0 ? kb_token_bucket_take(&c->bucket, loop_ms(loop)) : 0;
 		if (wait_ms > 0) {
 			ev_timer_set(&c->rate_timer, (double)wait_ms / 1000.0, 0.);
 			ev_timer_start(loop, &c->rate_timer);
@@ -879,12 +879,13 @@ kb_kube_client *kb_kube_client_new(struct ev_loop *loop, const kb_kube_config *c
 	if (!c)
 		goto nomem_global;
 	c->loop = loop;
-	c->opt.qps = opt && opt->qps > 0 ? opt->qps : DEFAULT_QPS;
+	c->opt.qps = opt && opt->qps > 0 ? opt->qps : 0;
 	c->opt.burst = opt && opt->burst > 0 ? opt->burst : DEFAULT_BURST;
 	c->opt.timeout_ms = opt && opt->timeout_ms > 0 ? opt->timeout_ms : DEFAULT_TIMEOUT_MS;
 	c->opt.max_inflight = opt && opt->max_inflight > 0 ? opt->max_inflight : DEFAULT_MAX_INFLIGHT;
 	c->jitter = 0x9e3779b97f4a7c15ull ^ (uint64_t)(uintptr_t)c;
-	kb_token_bucket_init(&c->bucket, c->opt.qps, c->opt.burst, loop_ms(loop));
+	if (c->opt.qps > 0)
+		kb_token_bucket_init(&c->bucket, c->opt.qps, c->opt.burst, loop_ms(loop));
 	c->insecure = cfg->insecure;
 	if (dup_opt(cfg->server, &c->server) < 0 || dup_opt(cfg->ca_file, &c->ca_file) < 0 ||
 	    dup_opt(cfg->ca_data, &c->ca_data) < 0 || dup_opt(cfg->cert_file, &c->cert_file) < 0 ||

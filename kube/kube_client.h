@@ -8,6 +8,7 @@
  * CA, certificate and key as PEM (files, or the kubeconfig's *-data decoded
  * in memory). OpenSSL is used directly for one thing: kubeconfig.c decodes
  * the base64 of those *-data fields with EVP_DecodeBlock. Requests are queued behind a
+ * limit on requests in flight (max_inflight) and, only when qps > 0, a
  * client-side rate limiter (kube/token_bucket.h: qps, burst); watch streams
  * are cut into lines by kube/line_framer.h; TLS verification is on unless
  * the kubeconfig says insecure-skip-tls-verify; HTTP/2 is used where the
@@ -56,8 +57,12 @@ void kb_kube_config_release(kb_kube_config *c);
 typedef struct kb_kube_client kb_kube_client;
 
 typedef struct kb_kube_client_options {
-	double qps;      /* --kube-api-qps, default 200 */
-	int burst;       /* --kube-api-burst, default 400 */
+	/* A client-side rate limit (token bucket: qps a second, burst at once)
+	 * when qps > 0. 0 or less, the default: none. The API server's priority
+	 * and fairness is then the limit: a 429 is sent again after its
+	 * Retry-After, and max_inflight bounds what is asked at once. */
+	double qps;
+	int burst;       /* with qps > 0; default 400 */
 	long timeout_ms; /* whole request (not watches), default 30000 */
 	int max_inflight; /* requests (not watches) in flight at once, default 64 */
 } kb_kube_client_options;

@@ -33,8 +33,10 @@
 #include "base/vec.h"
 #include "base/json_doc.h"
 #include "base/yaml_doc.h"
+#include "kube/list_pager.h"
 
-#define LIST_LIMIT 500
+/* The JSON loader's own cap (base/json_doc.h), and the client's on a line. */
+#define MAX_BYTES_DEFAULT ((size_t)64 << 20)
 #define BACKOFF_MIN 0.5
 #define BACKOFF_MAX 30.0
 #define JITTER 0.2
@@ -62,6 +64,7 @@ typedef struct known_key {
 
 struct kb_reflector {
 	kb_kube_client *c;
+	kb_kube_client *lc; /* the LIST pages' client: c unless the options say */
 	struct ev_loop *loop;
 	char *path, *api_version, *kind;
 	kb_kind kkind;
@@ -71,7 +74,8 @@ struct kb_reflector {
 
 	rstate state;
 	char rv[RV_MAX];    /* last resourceVersion seen; "" before the first list */
-	char *cont;         /* continue token of the LIST in progress */
+	kb_list_pager pager; /* the LIST's pages and the watch's URL */
+	size_t max_bytes;   /* the largest page or watch event parsed */
 	uint64_t gen;       /* current LIST generation */
 	bool relist_next;   /* the retry timer relists (else it re-watches) */
 	bool synced;
@@ -228,12 +232,14 @@ static bool keys_remove(kb_reflector *r, const char *key)
 static void really_free(kb_reflector *r)
 {
 	kb_kube_cancel(r->c, r);
+	if (r->lc != r->c)
+		kb_kube_cancel(r->lc, r);
 	ev_timer_stop(r->loop, &r->retry);
 	for (size_t i = 0; i < r->keys.n; i++)
 		free(r->keys.v[i].key);
 	KB_VEC_RELEASE(&r->keys);
 	kb_strmap_release(&r->key_index);
-	free(r->cont);
+	kb_list_pager_release(&r->pager);
 	free(r->path);
 	free(r->api_version);
 	free(r->kind);
@@ -285,43 +291,12 @@ static void retry_cb(struct ev_loop *loop, ev_timer *w, int revents)
 
 static void list_done(void *ctx, int status, const char *body, size_t len);
 
-/* The request for the next page (or the first, when r->cont is NULL). */
-static void request_page(kb_reflector *r)
+/* Sends the request for url (a page); on failure reports it and retries
+ * the LIST after a backoff. Frees url. */
+static void request_page(kb_reflector *r, char *url, int e)
 {
-	char *url;
-	int n;
-	const char *sep = strchr(r->path, '?') ? "&" : "?";
-	if (r->cont) {
-		char *esc = NULL;
-		/* continue tokens are base64 (URL-safe chars plus '=' and '+'/'/'):
-		 * percent-encode everything but unreserved characters. */
-		size_t m = strlen(r->cont);
-		esc = malloc(m * 3 + 1);
-		if (!esc) {
-			report(r, -ENOMEM, "LIST %s: out of memory", r->path);
-			retry_later(r, true);
-			return;
-		}
-		char *o = esc;
-		for (size_t i = 0; i < m; i++) {
-			unsigned char ch = (unsigned char)r->cont[i];
-			if ((ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') ||
-			    (ch >= '0' && ch <= '9') || ch == '-' || ch == '_' || ch == '.' || ch == '~')
-				*o++ = (char)ch;
-			else
-				o += sprintf(o, "%%%02X", ch);
-		}
-		*o = '\0';
-		n = asprintf(&url, "%s%slimit=%d&continue=%s", r->path, sep, LIST_LIMIT, esc);
-		free(esc);
-	} else {
-		/* The first LIST from the watch cache (reflector.h). */
-		n = asprintf(&url, "%s%slimit=%d%s", r->path, sep, LIST_LIMIT,
-			     r->synced ? "" : "&resourceVersion=0");
-	}
-	if (n < 0 || kb_kube_request(r->c, "GET", url, NULL, NULL, list_done, r) < 0) {
-		if (n >= 0)
-			free(url);
+	if (e < 0 || kb_kube_request(r->lc, "GET", url, NULL, NULL, list_done, r) < 0) {
+		free(url);
 		report(r, -ENOMEM, "LIST %s: out of memory", r->path);
 		retry_later(r, true);
 		return;
@@ -330,14 +305,15 @@ static void request_page(kb_reflector *r)
 	r->stats.list_pages++;
 }
 
+/* A new LIST, from its first page: a consistent read (list_pager.h). */
 static void start_list(kb_reflector *r)
 {
 	r->state = ST_LISTING;
-	free(r->cont);
-	r->cont = NULL;
 	r->gen++;
 	r->stats.lists++;
-	request_page(r);
+	char *url = NULL;
+	int e = kb_list_pager_first(&r->pager, &url);
+	request_page(r, url, e);
 }
 
 /* Applies one decoded page. Returns false when the reflector was freed. */
@@ -399,33 +375,129 @@ static int status_code_of(const kb_yaml_node *status)
 	return 0;
 }
 
+/* The text of the string field `field` ("name", "namespace") of the first
+ * object's metadata in a JSON text that is not parsed (too large), or ""
+ * when it is not found within the first bytes: for a log line only. Looks
+ * past "items":[ in a list and "object": in an event. O(64 KiB) at most. */
+static void peek_meta(const char *body, size_t len, const char *field, char *buf, size_t size)
+{
+	buf[0] = '\0';
+	size_t n = len < (64u << 10) ? len : (64u << 10);
+	char key[32];
+	(void)snprintf(key, sizeof(key), "\"%s\":\"", field);
+	const char *end = body + n;
+	const char *p = memmem(body, n, "\"items\":[", 9);
+	if (!p)
+		p = memmem(body, n, "\"object\":", 9);
+	p = p ? memmem(p, (size_t)(end - p), "\"metadata\":{", 12) : NULL;
+	p = p ? memmem(p, (size_t)(end - p), key, strlen(key)) : NULL;
+	if (!p)
+		return;
+	p += strlen(key);
+	size_t i = 0;
+	while (p < end && *p != '"' && *p != '\\' && i + 1 < size)
+		buf[i++] = *p++;
+	buf[i] = '\0';
+}
+
+/* "ns/name" (or "name") of the first object in body, quoted, or "". */
+static void peek_object(const char *body, size_t len, char *buf, size_t size)
+{
+	char name[256], ns[256];
+	buf[0] = '\0';
+	if (!body || !len)
+		return;
+	peek_meta(body, len, "name", name, sizeof(name));
+	if (!name[0])
+		return;
+	peek_meta(body, len, "namespace", ns, sizeof(ns));
+	(void)snprintf(buf, size, " (first object \"%s%s%s\")", ns, ns[0] ? "/" : "", name);
+}
+
+/* A page or an event the reflector cannot take whole (larger than
+ * max_bytes, or refused by the loader for one of its limits): said with
+ * what it was and the limit, then a LIST with pages half as large, after a
+ * backoff. The cache is never silently left stale: until a LIST goes
+ * through, this repeats (the backoff growing to 30 s) and is reported each
+ * time. */
+static void too_big(kb_reflector *r, const char *what, const char *body, size_t len,
+		    const char *why)
+{
+	r->stats.too_big++;
+	int old = r->pager.limit;
+	int limit = kb_list_pager_shrink(&r->pager);
+	char size[48] = "", obj[600];
+	if (len > 0)
+		(void)snprintf(size, sizeof(size), " of %zu bytes", len);
+	peek_object(body, len, obj, sizeof(obj));
+	report(r, -E2BIG,
+	       "%s %s: %s%s%s %s (limit %zu bytes); relisting with pages of %d objects (were %d) "
+	       "after a backoff",
+	       r->state == ST_LISTING ? "LIST" : "WATCH", r->path, what, size, obj, why,
+	       r->max_bytes, limit, old);
+	retry_later(r, true);
+}
+
+/* After the last page: the list is complete at rv. Sweeps what it lacked,
+ * says synced the first time, and watches from rv. */
+static void list_complete(kb_reflector *r, const char *rv)
+{
+	memcpy(r->rv, rv, RV_MAX);
+	r->backoff = BACKOFF_MIN;
+	kb_list_pager_restore(&r->pager);
+	if (!sweep_removed(r))
+		return;
+	if (!r->synced) {
+		r->synced = true;
+		if (r->h.synced)
+			r->h.synced(r->ctx, r->path);
+		if (r->dead)
+			return;
+	}
+	start_watch(r);
+}
+
 static void list_done(void *ctx, int status, const char *body, size_t len)
 {
 	kb_reflector *r = ctx;
 	enter(r);
 	kb_yaml_file f = {0};
 	bool loaded = false;
+	char what[64];
+	(void)snprintf(what, sizeof(what), "page %u", r->pager.page);
 	if (status == 410) {
-		/* The continue token expired: start over, after the backoff like
-		 * any failed LIST (at once, a server that keeps answering 410 was
-		 * sent about 620 LISTs in 10 s). */
-		report(r, -ESTALE, "LIST %s: 410 Gone (continue token expired), relisting after a backoff",
-		       r->path);
+		/* The continue token expired (etcd compacted the list's
+		 * resourceVersion): the LIST starts over, after a backoff. */
+		r->stats.list_expired++;
+		report(r, -ESTALE, "LIST %s: %s: 410 Gone (continue token expired: %.200s), relisting",
+		       r->path, what, body ? body : "");
 		retry_later(r, true);
 		goto out;
 	}
+	if (status == -E2BIG) {
+		too_big(r, what, NULL, 0, body ? body : "is larger than the client's body limit");
+		goto out;
+	}
 	if (status != 200) {
-		report(r, status < 0 ? status : -EIO, "LIST %s: %s%d: %.*s", r->path,
+		report(r, status < 0 ? status : -EIO, "LIST %s: %s: %s%d: %.*s", r->path, what,
 		       status < 0 ? "error " : "HTTP ", status, (int)(len > 300 ? 300 : len),
 		       body ? body : "");
 		retry_later(r, true);
 		goto out;
 	}
+	if (len > r->max_bytes) {
+		too_big(r, what, body, len, "is over the limit");
+		goto out;
+	}
 	kb_err err = {0};
-	if (kb_json_load_buffer(body, len, r->path, &f, &err) < 0 || f.ndocs != 1 ||
-	    f.docs[0]->kind != KB_YAML_MAP) {
-		report(r, -EINVAL, "LIST %s: bad response: %s", r->path,
-		       err.msg[0] ? err.msg : "not a JSON object");
+	int e = kb_json_load_buffer(body, len, r->path, &f, &err);
+	if (e == -E2BIG) {
+		too_big(r, what, body, len, err.msg);
+		goto out;
+	}
+	if (e < 0 || f.ndocs != 1 || f.docs[0]->kind != KB_YAML_MAP) {
+		report(r, e < 0 ? e : -EINVAL, "LIST %s: %s: bad response (%zu bytes): %s", r->path,
+		       what, len, err.msg[0] ? err.msg : "not a JSON object");
 		retry_later(r, true);
 		goto out;
 	}
@@ -434,7 +506,7 @@ static void list_done(void *ctx, int status, const char *body, size_t len)
 	const kb_yaml_node *meta = kb_yaml_get(root, "metadata");
 	char rv[RV_MAX];
 	if (!scalar_to(kb_yaml_get(meta, "resourceVersion"), rv, sizeof(rv))) {
-		report(r, -EINVAL, "LIST %s: the response has no metadata.resourceVersion", r->path);
+		report(r, -EINVAL, "LIST %s: %s has no metadata.resourceVersion", r->path, what);
 		retry_later(r, true);
 		goto out;
 	}
@@ -442,31 +514,16 @@ static void list_done(void *ctx, int status, const char *body, size_t len)
 		goto out;
 
 	const char *cont = kb_yaml_str(kb_yaml_get(meta, "continue"));
-	free(r->cont);
-	r->cont = NULL;
 	if (cont && *cont) {
-		if (!(r->cont = strdup(cont))) {
-			report(r, -ENOMEM, "LIST %s: out of memory", r->path);
-			retry_later(r, true);
-			goto out;
-		}
-		request_page(r);
+		char *url = NULL;
+		e = kb_list_pager_next(&r->pager, cont, &url);
+		request_page(r, url, e);
 		goto out;
 	}
 
-	/* The last page: the list is complete at rv. */
-	memcpy(r->rv, rv, sizeof(rv));
-	r->backoff = BACKOFF_MIN;
-	if (!sweep_removed(r))
-		goto out;
-	if (!r->synced) {
-		r->synced = true;
-		if (r->h.synced)
-			r->h.synced(r->ctx, r->path);
-		if (r->dead)
-			goto out;
-	}
-	start_watch(r);
+	kb_yaml_file_release(&f);
+	loaded = false;
+	list_complete(r, rv);
 out:
 	if (loaded)
 		kb_yaml_file_release(&f);
@@ -484,10 +541,7 @@ static void start_watch(kb_reflector *r)
 			      r->watch_timeout :
 			      WATCH_TIMEOUT_MIN + (int)(rng_unit(r) * WATCH_TIMEOUT_MIN);
 	char *url;
-	const char *sep = strchr(r->path, '?') ? "&" : "?";
-	if (asprintf(&url, "%s%swatch=true&allowWatchBookmarks=true&resourceVersion=%s"
-			   "&timeoutSeconds=%d",
-		     r->path, sep, r->rv, timeout) < 0) {
+	if (kb_list_pager_watch(&r->pager, r->rv, timeout, &url) < 0) {
 		report(r, -ENOMEM, "WATCH %s: out of memory", r->path);
 		retry_later(r, false);
 		return;
@@ -506,17 +560,24 @@ static void start_watch(kb_reflector *r)
 	r->stats.watches++;
 }
 
-/* Ends the current watch and relists (410 Gone). */
-static void relist_now(kb_reflector *r, const char *why)
+/* Ends the current watch. */
+static void stop_stream(kb_reflector *r)
 {
-	r->stats.relists_gone++;
 	if (r->stream) {
 		kb_kube_stream_cancel(r->c, r->stream);
 		r->stream = NULL;
 	}
+}
+
+/* Ends the current watch and relists (410 Gone) after the backoff (0.5 s
+ * unless relists keep failing), so a server that keeps answering 410 is
+ * never asked in a tight loop. */
+static void relist_now(kb_reflector *r, const char *why)
+{
+	r->stats.relists_gone++;
+	stop_stream(r);
 	report(r, -ESTALE, "WATCH %s: %s, relisting", r->path, why);
-	if (!r->dead)
-		start_list(r);
+	retry_later(r, true);
 }
 
 /* An ERROR event: 410 relists, anything else ends this watch and retries it
@@ -532,10 +593,7 @@ static void watch_error_event(kb_reflector *r, const kb_yaml_node *obj)
 		relist_now(r, why);
 		return;
 	}
-	if (r->stream) {
-		kb_kube_stream_cancel(r->c, r->stream);
-		r->stream = NULL;
-	}
+	stop_stream(r);
 	report(r, -EIO, "WATCH %s: ERROR event %d: %.200s", r->path, code, msg ? msg : "");
 	retry_later(r, false);
 }
@@ -605,6 +663,7 @@ static void watch_event(kb_reflector *r, const kb_yaml_node *ev)
 static void watch_line(void *ctx, const char *line, size_t len)
 {
 	kb_reflector *r = ctx;
+	int e;
 	if (r->state != ST_WATCHING)
 		return; /* cancelled meanwhile */
 	enter(r);
@@ -612,8 +671,19 @@ static void watch_line(void *ctx, const char *line, size_t len)
 	kb_err err = {0};
 	r->stats.events++;
 	r->watch_events++;
-	if (kb_json_load_buffer(line, len, r->path, &f, &err) < 0) {
-		report(r, -EINVAL, "WATCH %s: bad event skipped: %s", r->path, err.msg);
+	/* An event that cannot be read is a change the cache would miss: the
+	 * watch ends and a LIST (after a backoff) makes the cache whole again. */
+	if (len > r->max_bytes) {
+		stop_stream(r);
+		too_big(r, "an event", line, len, "is over the limit");
+	} else if ((e = kb_json_load_buffer(line, len, r->path, &f, &err)) == -E2BIG) {
+		stop_stream(r);
+		too_big(r, "an event", line, len, err.msg);
+	} else if (e < 0) {
+		stop_stream(r);
+		report(r, e, "WATCH %s: an event of %zu bytes cannot be read (%s); relisting after "
+			     "a backoff", r->path, len, err.msg);
+		retry_later(r, true);
 	} else {
 		watch_event(r, f.ndocs == 1 ? f.docs[0] : NULL);
 		kb_yaml_file_release(&f);
@@ -628,6 +698,9 @@ static void watch_done(void *ctx, int status, const char *body, size_t len)
 	r->stream = NULL; /* the handle dies with this call */
 	if (status == 410) {
 		relist_now(r, "410 Gone");
+	} else if (status == -E2BIG) {
+		/* The client's line limit (64 MiB) ended the stream: the event is lost. */
+		too_big(r, "an event", NULL, 0, body ? body : "is longer than the client's line limit");
 	} else if (status / 100 == 2 ||
 		   (status == -ETIMEDOUT && ev_now(r->loop) - r->watch_started >= QUIET_WATCH_SECONDS)) {
 		/* Ended by the server (timeoutSeconds), or by the client's low-speed
@@ -655,10 +728,11 @@ static void watch_done(void *ctx, int status, const char *body, size_t len)
 
 kb_reflector *kb_reflector_new(kb_kube_client *c, struct ev_loop *loop, const char *path,
 			       const char *api_version, const char *kind, kb_resnames *resnames,
-			       const kb_reflector_handler *h, void *ctx, kb_err *err)
+			       const kb_reflector_options *opt, const kb_reflector_handler *h,
+			       void *ctx, kb_err *err)
 {
 	if (!c || !loop || !path || path[0] != '/' || !api_version || !kind || !h || !h->upsert ||
-	    !h->remove) {
+	    !h->remove || (opt && (opt->page_size < 0 || (opt->max_bytes > 0 && opt->max_bytes < 2)))) {
 		kb_err_set(err, -EINVAL, "reflector %s: bad arguments", path ? path : "(null)");
 		return NULL;
 	}
@@ -666,6 +740,7 @@ kb_reflector *kb_reflector_new(kb_kube_client *c, struct ev_loop *loop, const ch
 	if (!r)
 		goto nomem;
 	r->c = c;
+	r->lc = opt && opt->list_client ? opt->list_client : c;
 	r->loop = loop;
 	r->resnames = resnames;
 	r->h = *h;
@@ -678,8 +753,11 @@ kb_reflector *kb_reflector_new(kb_kube_client *c, struct ev_loop *loop, const ch
 	kb_strmap_init(&r->key_index);
 	ev_init(&r->retry, retry_cb);
 	r->retry.data = r;
+	r->max_bytes = opt && opt->max_bytes > 0 ? opt->max_bytes : MAX_BYTES_DEFAULT;
 	if (!(r->path = strdup(path)) || !(r->api_version = strdup(api_version)) ||
-	    !(r->kind = strdup(kind)))
+	    !(r->kind = strdup(kind)) ||
+	    kb_list_pager_init(&r->pager, path, opt ? opt->field_selector : NULL,
+			       opt && opt->page_size > 0 ? opt->page_size : KB_LIST_PAGE_DEFAULT) < 0)
 		goto nomem_free;
 	/* No handler call inside this call: a failure to queue is our result. */
 	r->h.error = NULL;
@@ -710,6 +788,8 @@ kb_reflector *kb_reflector_free(kb_reflector *r)
 			r->dead = true;
 			r->state = ST_IDLE;
 			kb_kube_cancel(r->c, r);
+			if (r->lc != r->c)
+				kb_kube_cancel(r->lc, r);
 			r->stream = NULL;
 			ev_timer_stop(r->loop, &r->retry);
 		}

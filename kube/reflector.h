@@ -1,28 +1,40 @@
 /* reflector.h - list + watch one kind of object into the cache.
  *
  * A reflector keeps the store (cache/cluster.h) in step with the API server
- * for one resource path, the way client-go's reflector does:
- *  - a paged LIST (limit=500, continue) gives the full set and a
- *    resourceVersion; objects the store had that the list lacks are removed.
- *    Until the first LIST has completed it asks resourceVersion=0, as
- *    client-go's first LIST does: the API server answers from its watch
- *    cache instead of reading every object from etcd (a consistent LIST's
- *    later pages go to etcd). Relists are consistent reads, so the store
- *    never goes back to an older state than it has seen;
- *  - then a WATCH from that resourceVersion with allowWatchBookmarks=true;
- *    events are decoded line by line as they stream in (never buffering the
- *    whole response); BOOKMARK events only advance the resourceVersion;
+ * for one resource path, the way client-go's reflector and pager do:
+ *  - a paginated, consistent LIST (limit, 500 by default, and continue;
+ *    kube/list_pager.h) gives the full set and a resourceVersion; objects
+ *    the store had that the list lacks are removed. No LIST asks
+ *    resourceVersion=0: kube-apiserver's watch cache answers that whole,
+ *    ignoring limit, and at 150,000 pods the one body passes any sane cap.
+ *    Every LIST is a consistent read, so the store never goes back to an
+ *    older state than it has seen. Memory: one page at a time (its body,
+ *    then its tree, both bounded by the page size), never the whole list;
+ *  - then a WATCH from that resourceVersion with allowWatchBookmarks=true
+ *    (and the same field selector: an object that stops matching it comes
+ *    as DELETED); events are decoded line by line as they stream in (never
+ *    buffering the whole response); BOOKMARK events only advance the
+ *    resourceVersion;
  *  - "410 Gone" (an expired resourceVersion, as an HTTP status or an ERROR
- *    event) on a WATCH starts a new LIST at once; a 410 answering a LIST
- *    (an expired continue token) relists after the backoff below, so a
- *    server that keeps answering 410 is not flooded;
+ *    event, or an expired continue token during a LIST) starts a new LIST
+ *    from its first page after the backoff;
+ *  - a page or an event larger than max_bytes, or one the JSON loader
+ *    refuses, is reported with its size and the limit; the watch ends and a
+ *    LIST with pages half as large (down to 1 object) follows after the
+ *    backoff, until one goes through (then the page size is restored). An
+ *    event that cannot be read is never skipped silently: it would leave
+ *    the cache stale;
  *  - a dropped stream or a failed request is retried with exponential
  *    backoff (0.5 s doubling to 30 s) and +-20 % jitter; a success resets it.
+ *    Every relist waits out the backoff: no failure loops without one.
  * Objects are decoded with kb_object_decode_as (cache/objects.h); an object
  * that does not decode is skipped and reported through the handler's
- * `error`, never ending the watch.
+ * `error`, never ending the watch (the previous version of it stays).
  *
+ * Errors reach the handler's `error` (one call per failure, with the path,
+ * what failed and what happens next); nothing is dropped without one.
  * The handler is called on the loop; ownership of each object passes to it.
+ * Cost: O(objects in a page) per page; the key set is O(objects kept).
  */
 #ifndef KB_CACHE_REFLECTOR_H
 #define KB_CACHE_REFLECTOR_H
@@ -51,13 +63,33 @@ typedef struct kb_reflector_handler {
 
 typedef struct kb_reflector kb_reflector;
 
+typedef struct kb_reflector_options {
+	/* e.g. "status.phase!=Succeeded,status.phase!=Failed" (kube-scheduler's
+	 * filter on pods); NULL or "" for none. */
+	const char *field_selector;
+	int page_size;    /* objects a LIST page asks for; 0: 500 (client-go's) */
+	size_t max_bytes; /* largest page or event parsed; 0: 64 MiB (the JSON
+			   * loader's cap); tests set less */
+	/* The client for the LIST pages; NULL: the one given for the watch.
+	 * The daemon gives the pages a connection of their own: on the one
+	 * connection that carries the watches, a 150,000-pod LIST stalled
+	 * mid-page until curl's 30 s timeout, again and again (curl 7.88,
+	 * HTTP/2; bench/README.md, "Cold start"). */
+	kb_kube_client *list_client;
+} kb_reflector_options;
+
+#define KB_POD_FIELD_SELECTOR "status.phase!=Succeeded,status.phase!=Failed"
+
 /* Starts listing and watching path, e.g. "/api/v1/pods",
  * "/apis/scheduling.incubator.k8s.io/v1alpha1/podgroups". api_version and
  * kind name what the path serves (list items do not carry them). Resource
- * names are interned into *resnames. Returns NULL with err on failure. */
+ * names are interned into *resnames. opt may be NULL (the defaults).
+ * Returns NULL with err on failure: -EINVAL (bad arguments: a path without
+ * its "/", a missing handler, a negative page size, max_bytes 1), -ENOMEM. */
 kb_reflector *kb_reflector_new(kb_kube_client *c, struct ev_loop *loop, const char *path,
 			       const char *api_version, const char *kind, kb_resnames *resnames,
-			       const kb_reflector_handler *h, void *ctx, kb_err *err);
+			       const kb_reflector_options *opt, const kb_reflector_handler *h,
+			       void *ctx, kb_err *err);
 
 bool kb_reflector_synced(const kb_reflector *r);
 
@@ -73,6 +105,8 @@ typedef struct kb_reflector_stats {
 	uint64_t watches;      /* watch streams started */
 	uint64_t events;       /* watch lines received, bookmarks included */
 	uint64_t relists_gone; /* relists caused by 410 Gone during a watch */
+	uint64_t list_expired; /* LISTs restarted: 410 Gone for a continue token */
+	uint64_t too_big;      /* pages or events over max_bytes or the loader's limits */
 	uint64_t retries;      /* backoff waits after an error */
 } kb_reflector_stats;
 

@@ -114,7 +114,8 @@ static double nodeorder_score(void *state, const kb_session *ssn, const kb_task 
 
 	for (int i = 0; i < 2; i++) {
 		int r = idx[i];
-		int64_t v = node->used.q[r] + node->pipelined.q[r] + task->req.q[r];
+		int64_t v = kb_sat_add64(kb_sat_add64(node->used.q[r], node->pipelined.q[r]),
+					 task->req.q[r]);
 		req[i] = v > 0 ? v : 0;
 		alloc[i] = node->allocatable.q[r];
 	}

@@ -104,7 +104,7 @@ static int over_capability(const kb_queue *q, const kb_res *extra)
 		return -1; /* most queues: nothing to check, on every node of every task */
 	for (int r = 0; r < KB_RES_MAX; r++)
 		if ((q->capability_mask & (1u << r)) && extra->q[r] > 0 &&
-		    q->allocated.q[r] + extra->q[r] > q->capability.q[r])
+		    (__int128)q->allocated.q[r] + extra->q[r] > q->capability.q[r])
 			return r;
 	return -1;
 }
@@ -235,7 +235,7 @@ static kb_vote prop_preemptive(void *state, const kb_session *ssn, const kb_queu
 	const kb_res *deserved = &ssn->deserved[q - ssn->snap->queues];
 	for (int r = 0; r < KB_RES_MAX; r++)
 		if (r != KB_RES_PODS && task->req.q[r] > 0 &&
-		    q->allocated.q[r] + q->pipelined.q[r] + task->req.q[r] > deserved->q[r])
+		    (__int128)q->allocated.q[r] + q->pipelined.q[r] + task->req.q[r] > deserved->q[r])
 			return KB_REJECT;
 	return KB_PERMIT;
 }

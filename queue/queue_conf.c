@@ -349,7 +349,7 @@ int kb_queue_conf_check_cluster(const kb_queue_conf *qc, const kb_res *total,
 		int64_t run = 0;
 		const kb_queue_def *q = NULL;
 		for (uint32_t i = 0; i < qc->nqueues && !q; i++) {
-			run += qc->queues[i].guarantee.q[r];
+			run = kb_sat_add64(run, qc->queues[i].guarantee.q[r]);
 			if (run > total->q[r])
 				q = &qc->queues[i];
 		}

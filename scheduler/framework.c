@@ -416,7 +416,7 @@ int kb_queue_fits(const kb_session *ssn, const kb_task *task, const char **ret_r
 	const kb_queue *q = &s->queues[s->jobs[task->job].queue];
 	for (int r = 0; ssn->conf->queue_capability && q->capability_mask && r < KB_RES_MAX; r++) {
 		if (!(q->capability_mask & (1u << r)) || task->req.q[r] <= 0 ||
-		    q->allocated.q[r] + q->pipelined.q[r] + task->req.q[r] <= q->capability.q[r])
+		    (__int128)q->allocated.q[r] + q->pipelined.q[r] + task->req.q[r] <= q->capability.q[r])
 			continue;
 		if (ret_reason) {
 			char cap[KB_QUANTITY_BUFSZ];

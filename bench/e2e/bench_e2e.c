@@ -9,6 +9,7 @@
  *             [--gang-interval-ms MS] [--schedule-period-ms MS] [--daemon-qps Q]
  *             [--daemon-burst B] [--daemon-v N] [--scheduler-conf F]
  *             [--timeout S] [--seed N] [--cleanup] [--phases raw,sched,raw2,lat]
+ *             [--bound-pods N]
  *
  * One process, one run, four phases, all against the same cluster:
  *
@@ -108,10 +109,12 @@
 #include "base/json_doc.h"
 #include "base/log.h"
 #include "kube/kube_client.h"
+#include "kube/list_pager.h"
 
 #define LABEL_WATCHED "kb-bench-e2e"  /* pods of phases 2 and 3: the driver's watch */
 #define LABEL_RAW     "kb-bench-e2e-raw"
 #define LABEL_NODE    "kb-bench-e2e-node"
+#define LABEL_BOUND   "kb-bench-e2e-bound" /* --bound-pods: created on their nodes */
 #define NOBODY        "kb-bench-e2e-nobody" /* a schedulerName no scheduler serves */
 #define PG_API        "/apis/scheduling.incubator.k8s.io/v1alpha1"
 #define MAX_LEVELS    8
@@ -127,6 +130,7 @@ typedef struct e2e_opts {
 	const char *daemon_conf;      /* --scheduler-conf, passed on; NULL: built-in */
 	const char *out;              /* output directory */
 	int nodes, pods, latency_pods;
+	size_t bound_pods; /* --bound-pods: pods created already bound, before the phases */
 	int gang_min, gang_max;
 	int create_inflight;
 	int raw_inflight[MAX_LEVELS];
@@ -203,6 +207,10 @@ typedef struct bench {
 	int port;
 	double t_daemon_start;
 	char daemon_log[4096];
+	char bound_ns[64];  /* --bound-pods' namespace */
+	ev_timer health;    /* polls /healthz from the daemon's start (health_watch) */
+	bool health_inflight;
+	double t_synced;    /* its first 200; 0 = not yet */
 
 	bool failed;
 	char err[1024];
@@ -891,13 +899,19 @@ static int daemon_start(bench *b)
 	}
 	snprintf(listen, sizeof(listen), "127.0.0.1:%d", b->port);
 	snprintf(period, sizeof(period), "%dms", o->period_ms);
+	/* --daemon-qps 0 (the default): the daemon's own defaults, no flag. */
 	snprintf(qps, sizeof(qps), "%g", o->daemon_qps);
 	snprintf(burst, sizeof(burst), "%d", o->daemon_burst);
 	snprintf(v, sizeof(v), "%d", o->daemon_v);
 	const char *argv[20] = {o->daemon, "--kubeconfig", o->sched_kubeconfig, "--listen-address",
-				listen, "--schedule-period", period, "--kube-api-qps", qps,
-				"--kube-api-burst", burst, "-v", v};
-	int n = 13;
+				listen, "--schedule-period", period, "-v", v};
+	int n = 9;
+	if (o->daemon_qps > 0) {
+		argv[n++] = "--kube-api-qps";
+		argv[n++] = qps;
+		argv[n++] = "--kube-api-burst";
+		argv[n++] = burst;
+	}
 	if (o->daemon_conf) {
 		argv[n++] = "--scheduler-conf";
 		argv[n++] = o->daemon_conf;
@@ -938,8 +952,11 @@ static int daemon_start(bench *b)
 	b->daemon_child.data = b;
 	ev_child_start(b->loop, &b->daemon_child);
 	kb_info("started kube-batchd (pid %d): %s --kubeconfig %s --listen-address %s "
-		"--schedule-period %s --kube-api-qps %s --kube-api-burst %s -v %s%s%s; log %s",
-		(int)pid, o->daemon, o->sched_kubeconfig, listen, period, qps, burst, v,
+		"--schedule-period %s%s%s%s%s -v %s%s%s; log %s",
+		(int)pid, o->daemon, o->sched_kubeconfig, listen, period,
+		o->daemon_qps > 0 ? " --kube-api-qps " : " (default client limits)",
+		o->daemon_qps > 0 ? qps : "", o->daemon_qps > 0 ? " --kube-api-burst " : "",
+		o->daemon_qps > 0 ? burst : "", v,
 		o->daemon_conf ? " --scheduler-conf " : "", o->daemon_conf ? o->daemon_conf : "",
 		b->daemon_log);
 	return 0;
@@ -1250,6 +1267,208 @@ static int create_pods(bench *b, int k, double *ret_pods_per_sec)
 	return 0;
 }
 
+/* ---- cold start: pods already bound, the LISTs paged by a plain client ------------------- */
+
+/* Pod i of the bound set (--bound-pods): on node i mod nodes already, so it
+ * holds its requests there; schedulerName kube-batchd, no group (a job of
+ * one each), as pods left running by an earlier life of the scheduler. */
+static int build_bound_pod(pump *p, size_t i, pump_req *r)
+{
+	bench *b = p->b;
+	char node[64];
+	node_name(b, i % (size_t)b->o->nodes, node, sizeof(node));
+	r->method = "POST";
+	r->has_body = true;
+	snprintf(r->path, sizeof(r->path), "/api/v1/namespaces/%.63s/pods", b->bound_ns);
+	snprintf(r->what, sizeof(r->what), "Pod \"%.63s/b%zu\"", b->bound_ns, i);
+	int n = snprintf(r->body, sizeof(r->body),
+			 "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"b%zu\","
+			 "\"namespace\":\"%.63s\",\"labels\":{\"" LABEL_BOUND "\":\"%s\"}},\"spec\":{"
+			 "\"schedulerName\":\"kube-batchd\",\"nodeName\":\"%s\","
+			 "\"terminationGracePeriodSeconds\":0,"
+			 "\"containers\":[{\"name\":\"c\",\"image\":\"registry.k8s.io/pause:3.9\","
+			 "\"resources\":{\"requests\":{\"cpu\":\"10m\",\"memory\":\"16Mi\"}}}]}}",
+			 i, b->bound_ns, b->run, node);
+	return FIT(n, sizeof(r->body));
+}
+
+/* Creates the --bound-pods pods. Returns 0 or -1 with the run failed. */
+static int make_bound_pods(bench *b)
+{
+	const e2e_opts *o = b->o;
+	if (o->bound_pods == 0)
+		return 0;
+	char body[256], what[128];
+	snprintf(body, sizeof(body),
+		 "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"%.63s\"}}",
+		 b->bound_ns);
+	snprintf(what, sizeof(what), "Namespace \"%.63s\"", b->bound_ns);
+	if (must(b, b->admin, "POST", "/api/v1/namespaces", body, 201, what, NULL) < 0)
+		return -1;
+	pump p = {.b = b, .c = b->admin, .what = "creating bound pods", .total = o->bound_pods,
+		  .max_inflight = (size_t)o->create_inflight, .want1 = 201,
+		  .build = build_bound_pod};
+	double t0 = now_s();
+	if (pump_run(&p) < 0)
+		return -1;
+	double s = now_s() - t0;
+	res_int(b, "bound_pods", (long long)o->bound_pods);
+	res_num(b, "bound_pods_create_s", s);
+	kb_info("setup: %zu pods created already bound in %.1f s (%.0f pods/s)", o->bound_pods, s,
+		(double)o->bound_pods / s);
+	return 0;
+}
+
+/* The continue token near the start of a list body, copied into buf; false
+ * when there is none (the last page). The list's metadata comes first in
+ * kube-apiserver's JSON, so 4 KiB is plenty. */
+static bool continue_of(const char *body, size_t len, char *buf, size_t cap)
+{
+	size_t n = len < 4096 ? len : 4096;
+	const char *p = memmem(body, n, "\"continue\":\"", 12);
+	if (!p)
+		return false;
+	p += 12;
+	size_t i = 0;
+	while (p < body + len && *p != '"' && i + 1 < cap)
+		buf[i++] = *p++;
+	buf[i] = '\0';
+	return i > 0;
+}
+
+/* Pages path (limit 500, as the daemon's reflectors) with a plain client
+ * (the scheduler's user, bodies received and not parsed). Returns 0 or -1;
+ * *ret_s the wall time, *ret_pages and *ret_bytes what came. */
+static int page_list(bench *b, const char *path, double *ret_s, long long *ret_pages,
+		     long long *ret_bytes)
+{
+	char url[4096], cont[2048] = "", what[600];
+	long long pages = 0, bytes = 0;
+	double t0 = now_s();
+	for (;;) {
+		char *esc = cont[0] ? kb_url_escape(cont) : NULL;
+		int n = snprintf(url, sizeof(url), "%s%slimit=500%s%s", path,
+				 strchr(path, '?') ? "&" : "?", esc ? "&continue=" : "", esc ? esc : "");
+		free(esc);
+		if (n < 0 || (size_t)n >= sizeof(url)) {
+			fail(b, "list: the URL of %s does not fit", path);
+			return -1;
+		}
+		snprintf(what, sizeof(what), "LIST %.500s page %lld", path, pages + 1);
+		reply r;
+		if (must(b, b->binder, "GET", url, NULL, 200, what, &r) < 0)
+			return -1;
+		pages++;
+		bytes += (long long)r.len;
+		bool more = continue_of(r.body, r.len, cont, sizeof(cont));
+		free(r.body);
+		if (!more)
+			break;
+	}
+	*ret_s = now_s() - t0;
+	*ret_pages = pages;
+	*ret_bytes = bytes;
+	return 0;
+}
+
+/* The API server's own time for the LISTs the daemon makes at start (nodes,
+ * pods with its field selector, PodGroups), paged by a plain client: the
+ * limit for the daemon's "cache synced". Results list_*. */
+static int list_timing(bench *b)
+{
+	static const struct {
+		const char *key, *path;
+	} lists[] = {
+		{"nodes", "/api/v1/nodes"},
+		{"pods", "/api/v1/pods?fieldSelector=status.phase%21%3DSucceeded%2Cstatus.phase%21%3DFailed"},
+		{"podgroups", PG_API "/podgroups"},
+	};
+	double total = 0;
+	for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++) {
+		double s;
+		long long pages, bytes;
+		if (page_list(b, lists[i].path, &s, &pages, &bytes) < 0)
+			return -1;
+		char key[96];
+		snprintf(key, sizeof(key), "list_%s_ms", lists[i].key);
+		res_num(b, key, s * 1000.0);
+		snprintf(key, sizeof(key), "list_%s_pages", lists[i].key);
+		res_int(b, key, pages);
+		snprintf(key, sizeof(key), "list_%s_mb", lists[i].key);
+		res_num(b, key, (double)bytes / 1e6);
+		total += s;
+		kb_info("list: %s paged in %.0f ms (%lld pages, %.1f MB) by a plain client", lists[i].key,
+			s * 1000.0, pages, (double)bytes / 1e6);
+	}
+	res_num(b, "list_total_ms", total * 1000.0);
+	return 0;
+}
+
+/* The daemon's /healthz polled every HEALTH_POLL_S from its start; the first
+ * 200 (its cache synced) is kept in b->t_synced. */
+#define HEALTH_POLL_S 0.02
+
+static void health_arm(bench *b);
+
+static void health_done(void *ctx, int status, const char *body, size_t len)
+{
+	bench *b = ctx;
+	b->health_inflight = false;
+	if (status == 200 && b->t_synced == 0)
+		b->t_synced = now_s();
+	else if (b->t_synced == 0)
+		health_arm(b);
+}
+
+static void health_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	bench *b = w->data;
+	if (b->t_synced > 0 || b->health_inflight || b->daemon_pid <= 0 || b->daemon_exited)
+		return;
+	if (kb_kube_request(b->metrics_client, "GET", "/healthz", NULL, NULL, health_done, b) == 0)
+		b->health_inflight = true;
+	else
+		health_arm(b);
+}
+
+static void health_arm(bench *b)
+{
+	ev_timer_stop(b->loop, &b->health);
+	ev_timer_set(&b->health, HEALTH_POLL_S, 0.);
+	ev_timer_start(b->loop, &b->health);
+}
+
+/* Starts polling the daemon's /healthz (after daemon_start). 0 or -1. */
+static int health_watch(bench *b)
+{
+	if (daemon_http_client(b) < 0)
+		return -1;
+	b->t_synced = 0;
+	b->health_inflight = false;
+	ev_init(&b->health, health_cb);
+	b->health.data = b;
+	health_arm(b);
+	return 0;
+}
+
+/* The daemon's peak resident set (VmHWM) in MB, or NAN. */
+static double daemon_peak_rss_mb(const bench *b)
+{
+	char path[64], line[256];
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)b->daemon_pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return NAN;
+	double mb = NAN;
+	while (fgets(line, sizeof(line), f)) {
+		long kb;
+		if (sscanf(line, "VmHWM: %ld kB", &kb) == 1)
+			mb = (double)kb / 1024.0;
+	}
+	(void)fclose(f);
+	return mb;
+}
+
 /* ---- phase 1: raw binding capacity ---------------------------------------------------- */
 
 /* Keeps the answer time of each bind (in t_bound: the raw phase is not watched). */
@@ -1486,8 +1705,19 @@ static int phase_sched(bench *b)
 		return -1;
 	kb_info("sched: all %zu pods (%zu gangs of %d-%d) seen on the watch; starting the daemon",
 		ph->npods, ph->ngangs, o->gang_min, o->gang_max);
-	if (daemon_start(b) < 0 || wait_pods(b, PH_SCHED, true, o->timeout_s) < 0)
+	if (o->bound_pods > 0 && list_timing(b) < 0)
 		return -1;
+	if (daemon_start(b) < 0 || health_watch(b) < 0 ||
+	    wait_pods(b, PH_SCHED, true, o->timeout_s) < 0)
+		return -1;
+	double rss = daemon_peak_rss_mb(b);
+	ev_timer_stop(b->loop, &b->health);
+	if (b->t_synced > 0)
+		res_num(b, "sched_synced_ms", (b->t_synced - b->t_daemon_start) * 1000.0);
+	res_num(b, "sched_daemon_peak_rss_mb", rss);
+	kb_info("sched: the daemon's cache synced %.0f ms after it started; its peak RSS %.1f MB "
+		"when the last pod was bound", b->t_synced > 0 ? (b->t_synced - b->t_daemon_start) * 1000.0 : NAN,
+		rss);
 
 	double *t = NULL, *counts = NULL;
 	size_t n = bound_times(b, PH_SCHED, &t), nwin = 0;
@@ -1586,7 +1816,7 @@ static void lat_pg_done(void *ctx, int status, const char *body, size_t len)
 			fail(b, "lat: Pod \"%s/p%zu\" does not fit its buffer", ph->ns, i);
 			return;
 		}
-		snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods", ph->ns);
+		snprintf(path, sizeof(path), "/api/v1/namespaces/%.63s/pods", ph->ns);
 		ls->pod_ops[i] = (lat_op){.ls = ls, .i = i};
 		ph->t_create[i] = now_s();
 		int e = kb_kube_request(b->admin, "POST", path, body_buf, NULL, lat_pod_done,
@@ -1614,7 +1844,7 @@ static void lat_pace(struct ev_loop *loop, ev_timer *w, int revents)
 		fail(b, "lat: PodGroup g%zu does not fit its buffer", g);
 		return;
 	}
-	snprintf(path, sizeof(path), PG_API "/namespaces/%s/podgroups", ph->ns);
+	snprintf(path, sizeof(path), PG_API "/namespaces/%.63s/podgroups", ph->ns);
 	ls->pg_ops[g] = (lat_op){.ls = ls, .i = g};
 	ph->t_pg[g] = now_s();
 	int e = kb_kube_request(b->admin, "POST", path, body, NULL, lat_pg_done, &ls->pg_ops[g]);
@@ -1861,7 +2091,8 @@ static int run(bench *b)
 	kb_info("run %s: %d nodes; raw and scheduler phases %d pods; latency phase %d pods; "
 		"gangs of %d-%d; schedule period %d ms",
 		b->run, o->nodes, o->pods, o->latency_pods, o->gang_min, o->gang_max, o->period_ms);
-	if (make_namespaces(b) < 0 || make_nodes(b) < 0 || watch_open(b) < 0)
+	if (make_namespaces(b) < 0 || make_nodes(b) < 0 || make_bound_pods(b) < 0 ||
+	    watch_open(b) < 0)
 		return -1;
 	if ((o->phases & 1u << PH_RAW) && phase_raw(b, PH_RAW) < 0)
 		return -1;
@@ -1923,7 +2154,7 @@ static void usage(FILE *f)
 	      "                 [--raw-as scheduler|admin] [--gang-interval-ms MS]\n"
 	      "                 [--schedule-period-ms MS] [--daemon-qps Q] [--daemon-burst B]\n"
 	      "                 [--daemon-v N] [--scheduler-conf F] [--timeout S] [--seed N]\n"
-	      "                 [--cleanup] [--phases raw,sched,raw2,lat]\n",
+	      "                 [--cleanup] [--phases raw,sched,raw2,lat] [--bound-pods N]\n",
 	      f);
 }
 
@@ -1932,12 +2163,12 @@ static int parse_args(int argc, char **argv, e2e_opts *o)
 {
 	*o = (e2e_opts){.nodes = 1000, .pods = 10000, .latency_pods = 3000, .gang_min = 2,
 			.gang_max = 16, .create_inflight = 128, .raw_inflight = {128}, .nlevels = 1,
-			.gang_interval_ms = 75, .period_ms = 1000, .daemon_qps = 5000,
+			.gang_interval_ms = 75, .period_ms = 1000, .daemon_qps = 0,
 			.daemon_burst = 10000, .daemon_v = 1, .timeout_s = 300, .seed = 1,
 			.phases = (1u << NPHASES) - 1};
 	enum { O_ADMIN = 256, O_SCHED, O_DAEMON, O_OUT, O_NODES, O_PODS, O_LPODS, O_GMIN, O_GMAX,
 	       O_CIN, O_RIN, O_RAWAS, O_GINT, O_PERIOD, O_QPS, O_BURST, O_DV, O_CONF, O_TIMEOUT,
-	       O_SEED, O_CLEANUP, O_PHASES };
+	       O_SEED, O_CLEANUP, O_PHASES, O_BOUND };
 	static const struct option lo[] = {
 		{"admin", required_argument, NULL, O_ADMIN},
 		{"scheduler-kubeconfig", required_argument, NULL, O_SCHED},
@@ -1961,6 +2192,7 @@ static int parse_args(int argc, char **argv, e2e_opts *o)
 		{"seed", required_argument, NULL, O_SEED},
 		{"cleanup", no_argument, NULL, O_CLEANUP},
 		{"phases", required_argument, NULL, O_PHASES},
+		{"bound-pods", required_argument, NULL, O_BOUND},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -1993,6 +2225,7 @@ static int parse_args(int argc, char **argv, e2e_opts *o)
 		case O_SEED: o->seed = strtoull(optarg, NULL, 10); break;
 		case O_CLEANUP: o->cleanup = true; break;
 		case O_PHASES: bad |= parse_phases(optarg, o) < 0; break;
+		case O_BOUND: o->bound_pods = strtoull(optarg, NULL, 10); break;
 		case 'h': usage(stdout); exit(0);
 		default: bad = true;
 		}
@@ -2000,7 +2233,7 @@ static int parse_args(int argc, char **argv, e2e_opts *o)
 	if (bad || optind != argc || !o->admin_kubeconfig || !o->sched_kubeconfig || !o->daemon ||
 	    !o->out || o->nodes < 1 || o->pods < 1 || o->latency_pods < 1 || o->gang_min < 1 ||
 	    o->gang_max < o->gang_min || o->create_inflight < 1 || o->gang_interval_ms <= 0 ||
-	    o->period_ms < 1 || o->daemon_qps <= 0 || o->daemon_burst < 1 || o->timeout_s <= 0 ||
+	    o->period_ms < 1 || o->daemon_qps < 0 || o->daemon_burst < 1 || o->timeout_s <= 0 ||
 	    (size_t)o->pods / (size_t)o->nlevels < 1) {
 		usage(stderr);
 		return 2;
@@ -2025,6 +2258,7 @@ int main(int argc, char **argv)
 	kb_kube_config acfg = {0}, wcfg = {0}, scfg = {0};
 	snprintf(b.run, sizeof(b.run), "%04x%02x", (unsigned)(getpid() & 0xffff),
 		 (unsigned)(time(NULL) & 0xff));
+	snprintf(b.bound_ns, sizeof(b.bound_ns), "e2e-bound-%s", b.run);
 	snprintf(b.daemon_log, sizeof(b.daemon_log), "%s/daemon.log", o.out);
 	ev_signal_init(&b.sigint, on_signal, SIGINT);
 	ev_signal_init(&b.sigterm, on_signal, SIGTERM);

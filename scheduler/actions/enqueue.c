@@ -67,8 +67,11 @@ static int free_room(kb_session *ssn, kb_res *ret)
 {
 	const kb_snapshot *s = ssn->snap;
 	double factor = overcommit_factor(ssn->conf);
-	for (int r = 0; r < KB_RES_MAX; r++)
-		ret->q[r] = (int64_t)((double)s->total_allocatable.q[r] * factor);
+	for (int r = 0; r < KB_RES_MAX; r++) {
+		/* A double past int64 does not convert (undefined): saturate. */
+		double v = (double)s->total_allocatable.q[r] * factor;
+		ret->q[r] = v >= 0x1p63 ? INT64_MAX : v <= -0x1p63 ? INT64_MIN : (int64_t)v;
+	}
 	for (uint32_t i = 0; i < s->nnodes; i++)
 		if (s->nodes[i].ready && !s->nodes[i].unschedulable)
 			kb_res_sub(ret, &s->nodes[i].used);
@@ -82,7 +85,7 @@ static int free_room(kb_session *ssn, kb_res *ret)
 		kb_res_sub(&pending_part, &j->allocated);
 		for (int r = 0; r < KB_RES_MAX; r++)
 			if (pending_part.q[r] > 0)
-				ret->q[r] -= pending_part.q[r];
+				ret->q[r] = kb_sat_sub64(ret->q[r], pending_part.q[r]);
 	}
 	return 0;
 }
@@ -111,7 +114,9 @@ static int build_room(kb_session *ssn, enq_room *room)
 		const kb_queue *q = &s->queues[i];
 		for (int r = 0; q->reclaimable && r < KB_RES_MAX; r++)
 			if (q->allocated.q[r] > ssn->deserved[i].q[r])
-				room->reclaimable.q[r] += q->allocated.q[r] - ssn->deserved[i].q[r];
+				room->reclaimable.q[r] = kb_sat_add64(
+					room->reclaimable.q[r],
+					kb_sat_sub64(q->allocated.q[r], ssn->deserved[i].q[r]));
 	}
 	return 0;
 }

@@ -227,7 +227,8 @@ static bool could_fit(const kb_task *t, const kb_node *nd, const kb_res *freed)
 			want = want > 0 ? want : KB_ONE_POD;
 		else if (t->best_effort)
 			continue;
-		if (want > 0 && want > nd->idle.q[i] + nd->releasing.q[i] - nd->pipelined.q[i] + freed->q[i])
+		if (want > 0 && want > (__int128)nd->idle.q[i] + nd->releasing.q[i] - nd->pipelined.q[i] +
+						freed->q[i])
 			return false;
 	}
 	return true;
@@ -745,7 +746,7 @@ static int reclaim_may_reach(const evict_ctx *ec, const kb_job *j)
 		return -ENOMEM;
 	for (int r = 0; k > 0 && r < KB_RES_MAX; r++)
 		if (r != KB_RES_PODS && need.q[r] > 0 &&
-		    q->allocated.q[r] + q->pipelined.q[r] + need.q[r] > deserved->q[r])
+		    (__int128)q->allocated.q[r] + q->pipelined.q[r] + need.q[r] > deserved->q[r])
 			return 0;
 	return 1;
 }

@@ -58,7 +58,7 @@ __attribute__((format(printf, 1, 2))) static const char *F(const char *fmt, ...)
 }
 
 /* "NS/name", kept for the whole run (freed by keys_free). */
-static char *keys[32];
+static char *keys[64];
 static size_t nkeys;
 
 static const char *K(const char *name)
@@ -145,7 +145,7 @@ static int call(struct ev_loop *loop, kb_kube_client *c, const char *method, con
 
 /* ---- what a reflector delivered ------------------------------------------------ */
 
-#define MAX_SEEN 64
+#define MAX_SEEN 512
 
 typedef struct seen_obj {
 	char key[256];
@@ -163,6 +163,7 @@ typedef struct seen {
 	bool synced;
 	int synced_calls;
 	int upserts, removes, errors;
+	char last_error[512];
 	seen_obj objs[MAX_SEEN];
 	size_t n;
 } seen;
@@ -222,6 +223,7 @@ static void on_error(void *ctx, const char *path, const kb_err *err)
 {
 	seen *s = ctx;
 	s->errors++;
+	snprintf(s->last_error, sizeof(s->last_error), "%s", err->msg);
 	fprintf(stderr, "  (%s reflector: %s)\n", s->name, err->msg);
 }
 
@@ -346,6 +348,13 @@ static bool burst_finished(void *ctx)
 	return b->done == b->want;
 }
 
+static void created_done(void *ctx, int status, const char *body, size_t len)
+{
+	burst *b = ctx;
+	b->done++;
+	b->ok += status == 201;
+}
+
 static void never_called(void *ctx, int status, const char *body, size_t len)
 {
 	*(bool *)ctx = true;
@@ -379,10 +388,233 @@ static const char *pod_json(const char *name)
 	return buf;
 }
 
+/* ---- sync at any size (issue 18) ---------------------------------------------- */
+
+/* Creates n pods "bulk-0".."bulk-(n-1)" in NS as the admin, 64 in flight.
+ * Returns how many the server created (201). */
+static int create_bulk_pods(struct ev_loop *aloop, kb_kube_client *ac, int n)
+{
+	burst b = {.want = n};
+	int created = 0;
+	for (int i = 0; i < n; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "bulk-%d", i);
+		kb_kube_request(ac, "POST", F("/api/v1/namespaces/%s/pods", NS), pod_json(name), NULL,
+				created_done, &b);
+	}
+	run_until(aloop, burst_finished, &b, 120);
+	created = b.ok;
+	return created;
+}
+
+typedef struct count_wait {
+	seen *s;
+	int present;
+} count_wait;
+
+static int count_present(const seen *s)
+{
+	int n = 0;
+	for (size_t i = 0; i < s->n; i++)
+		n += s->objs[i].present;
+	return n;
+}
+
+static bool count_reached(void *ctx)
+{
+	count_wait *w = ctx;
+	return w->s->synced && count_present(w->s) == w->present;
+}
+
+/* The etcd revision now (POST /v3/kv/range through etcd's gRPC gateway), or -1. */
+static long long etcd_revision(struct ev_loop *eloop, kb_kube_client *ec)
+{
+	char *body = NULL;
+	/* key "\0" (base64 "AA==") with range_end "\0": every key, count only. */
+	int st = call(eloop, ec, "POST", "/v3/kv/range",
+		      "{\"key\":\"AA==\",\"range_end\":\"AA==\",\"count_only\":true}", NULL, &body);
+	long long rev = -1;
+	const char *p = body ? strstr(body, "\"revision\":\"") : NULL;
+	if (st == 200 && p)
+		rev = strtoll(p + strlen("\"revision\":\""), NULL, 10);
+	free(body);
+	return rev;
+}
+
+static void sync_at_any_size(struct ev_loop *loop, kb_kube_client *sc, struct ev_loop *aloop,
+			     kb_kube_client *ac, kb_resnames *rn, const char *etcd_url)
+{
+	kb_err err = {0};
+	int st;
+	char *body = NULL;
+	/* The cap of this test: 128 KiB. A page of 50 of these pods fits in it;
+	 * all of them do not. */
+	const size_t cap = 128 * 1024;
+	const int npods = 400, page = 50;
+	int made = create_bulk_pods(aloop, ac, npods);
+	check(made == npods, "admin creates %d pods in %s: %d created", npods, NS, made);
+
+	/* What the reflector used to ask first: resourceVersion=0 with a limit.
+	 * The watch cache answers it whole, ignoring limit. */
+	st = call(loop, sc, "GET", F("/api/v1/namespaces/%s/pods?limit=%d&resourceVersion=0", NS, page),
+		  NULL, NULL, &body);
+	size_t old_len = body ? strlen(body) : 0;
+	bool whole = body && !strstr(body, "\"continue\":\"") &&
+		     strstr(body, F("\"name\":\"bulk-%d\"", npods - 1));
+	check(st == 200 && whole && old_len > cap,
+	      "the old first LIST (limit=%d&resourceVersion=0) comes back whole from the watch "
+	      "cache: %zu bytes, over the test's cap of %zu (status %d)",
+	      page, old_len, cap, st);
+	free(body);
+	body = NULL;
+
+	/* The reflector pages: consistent LIST, limit 50, the pod field selector. */
+	static seen big = {.name = "paged pods"};
+	kb_reflector_options opt = {.field_selector = KB_POD_FIELD_SELECTOR, .page_size = page,
+				    .max_bytes = cap};
+	kb_reflector *r = kb_reflector_new(sc, loop, F("/api/v1/namespaces/%s/pods", NS), "v1", "Pod",
+					   rn, &opt, &handler, &big, &err);
+	count_wait cw = {.s = &big, .present = npods};
+	bool ok = r && run_until(loop, count_reached, &cw, WAIT);
+	kb_reflector_stats st1 = {0};
+	if (r)
+		kb_reflector_get_stats(r, &st1);
+	check(ok && st1.lists == 1 && st1.list_pages >= (uint64_t)(npods / page) &&
+		      st1.too_big == 0 && big.errors == 0,
+	      "a paged LIST under a %zu-byte cap syncs all %d pods (present %d) in one LIST of "
+	      "%llu pages, nothing too big (%llu), %d errors",
+	      cap, npods, count_present(&big), (unsigned long long)st1.list_pages,
+	      (unsigned long long)st1.too_big, big.errors);
+
+	/* Pods that finish leave the cache: the watch with the field selector
+	 * delivers them as DELETED. */
+	st = call(aloop, ac, "PATCH", F("/api/v1/namespaces/%s/pods/bulk-0/status", NS),
+		  "{\"status\":{\"phase\":\"Succeeded\"}}", "application/merge-patch+json", NULL);
+	int st2 = call(aloop, ac, "PATCH", F("/api/v1/namespaces/%s/pods/bulk-1/status", NS),
+		       "{\"status\":{\"phase\":\"Failed\"}}", "application/merge-patch+json", NULL);
+	check(st == 200 && st2 == 200, "admin sets bulk-0 Succeeded and bulk-1 Failed: %d %d", st,
+	      st2);
+	expect x0 = {.s = &big, .key = K("bulk-0"), .present = false};
+	expect x1 = {.s = &big, .key = K("bulk-1"), .present = false};
+	ok = r && run_until(loop, expect_holds, &x0, WAIT) && run_until(loop, expect_holds, &x1, WAIT);
+	check(ok && count_present(&big) == npods - 2,
+	      "the Succeeded and the Failed pod leave the cache (watch DELETED); %d present",
+	      count_present(&big));
+	/* A relist does not bring them back: the LIST is filtered too. */
+	kb_reflector_test_expire(r);
+	stats_wait sw = {.r = r, .min_lists = 2, .min_watches = st1.watches + 2};
+	run_until(loop, stats_reached, &sw, WAIT);
+	run_until(loop, never, NULL, 0.5);
+	check(count_present(&big) == npods - 2 && expect_holds(&x0),
+	      "after a relist the finished pods stay out (%d present)", count_present(&big));
+	r = kb_reflector_free(r);
+
+	/* An expired continue token: freeze the LIST after its first page,
+	 * compact etcd past the list's revision, resume. */
+	kb_kube_config ecfg = {.server = (char *)etcd_url};
+	struct ev_loop *eloop = ev_loop_new(EVFLAG_AUTO);
+	kb_kube_client *ec = etcd_url ? kb_kube_client_new(eloop, &ecfg, NULL, &err) : NULL;
+	if (check(ec != NULL, "a client for etcd at %s", etcd_url ? etcd_url : "(none given)")) {
+		static seen ex = {.name = "expiring list"};
+		kb_reflector_options o2 = {.page_size = page};
+		r = kb_reflector_new(sc, loop, F("/api/v1/namespaces/%s/pods", NS), "v1", "Pod", rn, &o2,
+				     &handler, &ex, &err);
+		/* list_pages counts requests sent: 2 once page 1 was applied. */
+		bool frozen = false;
+		double t0 = ev_time();
+		while (ev_time() - t0 < WAIT) {
+			kb_reflector_stats s;
+			kb_reflector_get_stats(r, &s);
+			if (s.list_pages >= 2) {
+				frozen = true;
+				break;
+			}
+			ev_run(loop, EVRUN_ONCE);
+		}
+		/* A write, so that the current revision passes the list's. */
+		int stw = call(aloop, ac, "PATCH", F("/api/v1/namespaces/%s/pods/bulk-2", NS),
+			       "{\"metadata\":{\"labels\":{\"e2e\":\"compact\"}}}",
+			       "application/merge-patch+json", NULL);
+		long long rev = etcd_revision(eloop, ec);
+		st = rev > 0 ? call(eloop, ec, "POST", "/v3/kv/compaction",
+				    F("{\"revision\":\"%lld\",\"physical\":true}", rev), NULL, NULL)
+			     : -1;
+		check(frozen && stw == 200 && st == 200,
+		      "LIST frozen after its first page; a write (%d), then etcd compacted to "
+		      "revision %lld: %d", stw, rev, st);
+		double t1 = ev_time();
+		/* No field selector here: the finished pods are listed too. */
+		count_wait cw2 = {.s = &ex, .present = npods};
+		bool synced = run_until(loop, count_reached, &cw2, WAIT);
+		double took = ev_time() - t1;
+		kb_reflector_stats s2;
+		kb_reflector_get_stats(r, &s2);
+		check(synced && s2.list_expired == 1 && s2.lists == 2 && s2.retries >= 1 && took >= 0.35,
+		      "the expired continue token (410) restarts the LIST once, after a backoff: "
+		      "expired %llu, lists %llu, retries %llu, synced %d pods after %.2f s",
+		      (unsigned long long)s2.list_expired, (unsigned long long)s2.lists,
+		      (unsigned long long)s2.retries, count_present(&ex), took);
+		check(ex.synced_calls == 1, "synced once (%d)", ex.synced_calls);
+		kb_reflector_free(r);
+	}
+	kb_kube_client_free(ec);
+	ev_loop_destroy(eloop);
+
+	/* A watch event larger than the cap: a node with a 200 KB annotation
+	 * under a 100 KiB cap. The watch ends, relists follow with a backoff,
+	 * each reported with the limit, until the node is gone. */
+	{
+		static seen nn = {.name = "capped nodes"};
+		const size_t ncap = 100 * 1024;
+		kb_reflector_options o3 = {.page_size = 4, .max_bytes = ncap};
+		call(aloop, ac, "DELETE", "/api/v1/nodes/kbc-node-huge", NULL, NULL, NULL);
+		st = call(aloop, ac, "POST", "/api/v1/nodes", node_json("kbc-node-small", NULL), NULL,
+			  NULL);
+		r = kb_reflector_new(sc, loop, "/api/v1/nodes", "v1", "Node", rn, &o3, &handler, &nn,
+				     &err);
+		expect xs = {.s = &nn, .key = "kbc-node-small", .present = true};
+		check(st == 201 && r && run_until(loop, expect_holds, &xs, WAIT),
+		      "a node reflector with a %zu-byte cap syncs kbc-node-small", ncap);
+		size_t bigsz = 200 * 1024;
+		char *a = malloc(bigsz + 1);
+		for (size_t i = 0; i < bigsz; i++)
+			a[i] = (char)('a' + i % 26);
+		a[bigsz] = '\0';
+		int errs0 = nn.errors;
+		st = call(aloop, ac, "POST", "/api/v1/nodes", node_json("kbc-node-huge", a), NULL, NULL);
+		free(a);
+		kb_reflector_stats b4, af;
+		kb_reflector_get_stats(r, &b4);
+		run_until(loop, never, NULL, 3.5);
+		kb_reflector_get_stats(r, &af);
+		uint64_t lists = af.lists - b4.lists;
+		check(st == 201 && af.too_big >= 2 && lists >= 1 && lists <= 4 &&
+			      nn.errors - errs0 >= 2 && strstr(nn.last_error, "limit 102400 bytes") &&
+			      strstr(nn.last_error, "\"kbc-node-huge\""),
+		      "a 200 KB event under the cap: %llu too big (the event, then pages), %llu "
+		      "relists in 3.5 s (backoff), %d errors reported, the last: %s",
+		      (unsigned long long)(af.too_big - b4.too_big), (unsigned long long)lists,
+		      nn.errors - errs0, nn.last_error);
+		expect xh = {.s = &nn, .key = "kbc-node-huge", .present = true};
+		check(!expect_holds(&xh), "the node too large is not in the cache");
+		st = call(aloop, ac, "DELETE", "/api/v1/nodes/kbc-node-huge", NULL, NULL, NULL);
+		int st4 = call(aloop, ac, "PATCH", "/api/v1/nodes/kbc-node-small",
+			       "{\"metadata\":{\"labels\":{\"e2e\":\"after\"}}}",
+			       "application/merge-patch+json", NULL);
+		xs.label = "after";
+		kb_reflector_get_stats(r, &b4);
+		check(st == 200 && st4 == 200 && run_until(loop, expect_holds, &xs, WAIT),
+		      "once it is deleted a relist goes through and the watch delivers again "
+		      "(kbc-node-small e2e=after)");
+		kb_reflector_free(r);
+		call(aloop, ac, "DELETE", "/api/v1/nodes/kbc-node-small", NULL, NULL, NULL);
+	}
+}
+
 int main(int argc, char **argv)
 {
-	if (argc != 3) {
-		fprintf(stderr, "usage: %s SCHEDULER_KUBECONFIG ADMIN_KUBECONFIG\n", argv[0]);
+	if (argc != 3 && argc != 4) {
+		fprintf(stderr, "usage: %s SCHEDULER_KUBECONFIG ADMIN_KUBECONFIG [ETCD_URL]\n", argv[0]);
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -458,16 +690,16 @@ int main(int argc, char **argv)
 
 	/* Reflectors (as the scheduler), with 2 s watches so that the server ends
 	 * them often. */
-	seen nodes = {.name = "nodes"}, pods = {.name = "pods"}, pgs = {.name = "podgroups"};
+	static seen nodes = {.name = "nodes"}, pods = {.name = "pods"}, pgs = {.name = "podgroups"};
 	kb_resnames rn;
 	kb_resnames_init(&rn);
 	kb_reflector *rnodes = kb_reflector_new(sc, loop, "/api/v1/nodes", "v1", "Node", &rn,
-						&handler, &nodes, &err);
-	kb_reflector *rpods = kb_reflector_new(sc, loop, "/api/v1/pods", "v1", "Pod", &rn, &handler,
+						NULL, &handler, &nodes, &err);
+	kb_reflector *rpods = kb_reflector_new(sc, loop, "/api/v1/pods", "v1", "Pod", &rn, NULL, &handler,
 					       &pods, &err);
 	kb_reflector *rpgs = kb_reflector_new(
 		sc, loop, "/apis/scheduling.incubator.k8s.io/v1alpha1/podgroups",
-		"scheduling.incubator.k8s.io/v1alpha1", "PodGroup", &rn, &handler, &pgs, &err);
+		"scheduling.incubator.k8s.io/v1alpha1", "PodGroup", &rn, NULL, &handler, &pgs, &err);
 	if (!check(rnodes && rpods && rpgs, "start reflectors (%s)",
 		   rnodes && rpods && rpgs ? "ok" : err.msg))
 		return 1;
@@ -589,7 +821,7 @@ int main(int argc, char **argv)
 	/* A handler may free its reflector, in the middle of a LIST page. */
 	{
 		selfish sf = {0};
-		sf.r = kb_reflector_new(sc, loop, "/api/v1/pods", "v1", "Pod", &rn, &selfish_handler,
+		sf.r = kb_reflector_new(sc, loop, "/api/v1/pods", "v1", "Pod", &rn, NULL, &selfish_handler,
 					&sf, &err);
 		run_until(loop, never, NULL, 1.0);
 		check(sf.r == NULL && sf.calls == 1,
@@ -661,14 +893,19 @@ int main(int argc, char **argv)
 	kb_reflector_free(rnodes);
 	kb_reflector_free(rpods);
 	kb_reflector_free(rpgs);
-	call(aloop, ac, "DELETE", "/api/v1/nodes/kbc-node-1", NULL, NULL, NULL);
-	call(aloop, ac, "DELETE", F("/api/v1/namespaces/%s/pods/p3?gracePeriodSeconds=0", NS), NULL,
-	     NULL, NULL);
-	st = call(aloop, ac, "DELETE", F("/api/v1/namespaces/%s", NS), NULL, NULL, NULL);
-	check(st == 200 || st == 202, "admin deletes namespace %s: %d", NS, st);
 	check(nodes.errors + pods.errors + pgs.errors <= 2,
 	      "reflectors reported %d errors (the expected 410 relist only)",
 	      nodes.errors + pods.errors + pgs.errors);
+
+	/* Last: it compacts etcd, which would send the reflectors above 410s.
+	 * It counts the pods of NS: p3 goes first. */
+	call(aloop, ac, "DELETE", F("/api/v1/namespaces/%s/pods/p3?gracePeriodSeconds=0", NS), NULL,
+	     NULL, NULL);
+	sync_at_any_size(loop, sc, aloop, ac, &rn, argc == 4 ? argv[3] : NULL);
+
+	call(aloop, ac, "DELETE", "/api/v1/nodes/kbc-node-1", NULL, NULL, NULL);
+	st = call(aloop, ac, "DELETE", F("/api/v1/namespaces/%s", NS), NULL, NULL, NULL);
+	check(st == 200 || st == 202, "admin deletes namespace %s: %d", NS, st);
 	kb_kube_client_free(sc);
 	kb_kube_client_free(ac);
 	ev_loop_destroy(loop);
