@@ -163,12 +163,33 @@ static void poke(daemon_state *d);
 
 /* ---- the reflectors -------------------------------------------------------------- */
 
+static const char *kind_label(kb_kind kind)
+{
+	switch (kind) {
+	case KB_KIND_NODE:
+		return "Node";
+	case KB_KIND_POD:
+		return "Pod";
+	case KB_KIND_PODGROUP:
+		return "PodGroup";
+	case KB_KIND_QUEUE:
+		return "Queue";
+	case KB_KIND_PRIORITY_CLASS:
+		return "PriorityClass";
+	default:
+		return "object";
+	}
+}
+
 static void on_upsert(void *ctx, kb_object *obj)
 {
 	daemon_state *d = ctx;
 	if (obj->kind == KB_KIND_POD && obj->u.pod.node_name)
 		kb_writers_forget_pod(d->writers, obj->meta.key);
 	kb_kind kind = obj->kind;
+	if (kb_cluster_undecodable(&d->cluster, kind, obj->meta.key))
+		kb_info("%s \"%s\" decodes again (resourceVersion %s): usable for placement again",
+			kind_label(kind), obj->meta.key, obj->meta.resource_version);
 	/* The store says which changes may make work (cache/cluster.h); the
 	 * rest (echoes of our bindings and status writes, kubelets' statuses,
 	 * heartbeats) wait for the period. */
@@ -187,6 +208,46 @@ static void on_remove(void *ctx, kb_kind kind, const char *key)
 	else if (kind == KB_KIND_PODGROUP)
 		kb_writers_forget_podgroup(d->writers, key);
 	kb_cluster_delete(&d->cluster, kind, key);
+	poke(d);
+}
+
+/* What placement does without an object whose latest version did not
+ * decode (kb_cluster_mark_undecodable). */
+static const char *undecodable_effect(kb_kind kind)
+{
+	switch (kind) {
+	case KB_KIND_NODE:
+		return "no pod is placed on it";
+	case KB_KIND_POD:
+		return "not placed (it keeps its node if it has one)";
+	case KB_KIND_PODGROUP:
+		return "its pods are not placed";
+	default:
+		return "its last good version stays in force";
+	}
+}
+
+/* The API's latest version of an object did not decode: the cache's copy
+ * is out of date, so the object is taken out of placement (a warning the
+ * first time, at -v 2 while it stays so) until a version decodes. */
+static void on_undecodable(void *ctx, kb_kind kind, const char *key, const kb_err *err)
+{
+	daemon_state *d = ctx;
+	bool was = kb_cluster_undecodable(&d->cluster, kind, key);
+	int r = kb_cluster_mark_undecodable(&d->cluster, kind, key);
+	const char *msg = err && err->msg[0] ? err->msg : "does not decode";
+	if (r == -ENOENT) {
+		kb_warn("%s (a new %s): skipped, unknown to kube-batchd until a version decodes; "
+			"fix the field named", msg, kind_label(kind));
+		return;
+	}
+	if (was) {
+		kb_vlog(2, "still out of date: %s", msg);
+		return;
+	}
+	kb_warn("%s (the API's latest version of %s \"%s\"; the cache's copy is out of date): "
+		"%s until a version decodes; fix the field named",
+		msg, kind_label(kind), key, undecodable_effect(kind));
 	poke(d);
 }
 
@@ -219,6 +280,7 @@ static const kb_reflector_handler handler = {
 	.upsert = on_upsert,
 	.remove = on_remove,
 	.synced = on_synced,
+	.undecodable = on_undecodable,
 	.error = on_refl_error,
 };
 

@@ -19,8 +19,11 @@
  *  - a dropped stream or a failed request is retried with exponential
  *    backoff (0.5 s doubling to 30 s) and +-20 % jitter; a success resets it.
  * Objects are decoded with kb_object_decode_as (cache/objects.h); an object
- * that does not decode is skipped and reported through the handler's
- * `error`, never ending the watch.
+ * that does not decode never ends the watch: it goes to the handler's
+ * `undecodable` (the store must stop trusting what it has under that key),
+ * or, when the handler has none or the object has no name, is skipped and
+ * reported through `error`. A LIST that meets it does not report the key
+ * removed.
  *
  * The handler is called on the loop; ownership of each object passes to it.
  */
@@ -44,6 +47,11 @@ typedef struct kb_reflector_handler {
 	void (*remove)(void *ctx, kb_kind kind, const char *key);
 	/* The first LIST has been applied (called once per reflector). */
 	void (*synced)(void *ctx, const char *path);
+	/* The API's latest version of the object under key (a watch event's or
+	 * a LIST item) did not decode; err names the object and the field.
+	 * The next version that decodes comes through upsert as usual. May be
+	 * NULL (then error is called instead). */
+	void (*undecodable)(void *ctx, kb_kind kind, const char *key, const kb_err *err);
 	/* Something worth a log line: an object that did not decode, a relist,
 	 * a retry (message says which and why). May be NULL. */
 	void (*error)(void *ctx, const char *path, const kb_err *err);

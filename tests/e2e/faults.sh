@@ -8,7 +8,7 @@
 #
 #   tests/e2e/faults.sh [--build BUILDDIR] [--keep] [CASE...]
 #
-# Cases: proxy bind-refused list-gone (default: all).
+# Cases: proxy bind-refused list-gone stale-node (default: all).
 #   proxy         the proxy's faults against the real apiserver, seen by curl
 #   bind-refused  an admission webhook's 422 to the third and later bindings
 #                 of a gang: the gang is taken back whole, the refused pods
@@ -18,6 +18,9 @@
 #                 period after that, no pod bound twice, no pending pod
 #                 without a reason
 #   list-gone     every LIST of pods answered 410 for 10 s: the relists back off
+#   stale-node    a node cordoned in an update kube-batchd cannot decode: no
+#                 pod placed on it, the log names node and field, a relist
+#                 keeps it out, a version that decodes brings it back
 # Prints one PASS or FAIL line per check and "faults: N passed, N failed";
 # exit 0 only if every check passed, 77 (skip) without the tools.
 set -uo pipefail
@@ -31,11 +34,11 @@ while (($#)); do
 	case $1 in
 	--build) build=$2; shift 2 ;;
 	--keep) keep=1; shift ;;
-	-h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+	-h|--help) sed -n '2,24p' "$0"; exit 0 ;;
 	*) cases+=("$1"); shift ;;
 	esac
 done
-((${#cases[@]})) || cases=(proxy bind-refused list-gone)
+((${#cases[@]})) || cases=(proxy bind-refused list-gone stale-node)
 for tool in kubectl curl openssl flock setsid go; do
 	command -v "$tool" >/dev/null || { echo "faults: SKIP: $tool not found" >&2; exit 77; }
 done
@@ -291,11 +294,89 @@ case_list_gone() {
 	stop_pid "$sched_pid"; sched_pid=
 }
 
+# A node update that kube-batchd cannot decode (an annotation its decoder
+# refuses, which the apiserver accepts) made in the same update that cordons
+# the node: the node leaves the candidates, the log names it and the field,
+# a relist that still cannot decode keeps it out, and a version that decodes
+# brings it back (before the fix the update was skipped, the cache kept the
+# uncordoned node, and the gang was bound to the cordoned node).
+case_stale_node() {
+	local ns g=stale n=s-node-1 i t_clear bound why ok gone0 gone1
+	ns=$(mkns e2e-stale)
+	# s-node-2 gives the queue a share; the pods' nodeSelector names s-node-1.
+	node "$n" 4; node s-node-2 4
+	"$tools/gangcheck" record -server "$KB_APISERVER_URL" -ca "$KB_CA_FILE" -token-file "$work/admin.token" \
+		-namespace "$ns" -out "$work/record-stale.jsonl" 2>"$work/gangcheck-stale.err" &
+	rec_pid=$!
+	start_sched || { fail "stale-node: scheduler starts"; return; }
+	for ((i = 0; i < 100; i++)); do grep -q 'cache synced' "$log" && break; sleep 0.1; done
+	k patch node "$n" --type merge \
+		-p '{"metadata":{"annotations":{"kube-batchd.io/gpu-topology":"0,1"}},"spec":{"unschedulable":true}}' >/dev/null
+	ok=1
+	for ((i = 0; i < 50; i++)); do
+		grep -q "Node \"$n\".*metadata.annotations.kube-batchd.io/gpu-topology.*no pod is placed on it" "$log" && { ok=0; break; }
+		sleep 0.1
+	done
+	check "stale-node: the log names the node, the field and what follows" test "$ok" = 0
+	k create -f - >/dev/null <<EOF
+apiVersion: scheduling.incubator.k8s.io/v1alpha1
+kind: PodGroup
+metadata: {name: $g, namespace: $ns}
+spec: {minMember: 2}
+EOF
+	for i in 0 1; do
+		k create -f - >/dev/null <<EOF
+apiVersion: v1
+kind: Pod
+metadata: {name: $g-$i, namespace: $ns, annotations: {scheduling.k8s.io/group-name: $g}}
+spec:
+  schedulerName: kube-batchd
+  nodeSelector: {kubernetes.io/hostname: $n}
+  containers: [{name: main, image: registry.k8s.io/pause:3.9, resources: {requests: {cpu: "1"}}}]
+EOF
+	done
+	sleep 5
+	bound=$(bound_count "$ns")
+	check "stale-node: nothing bound to the node whose cordoning update did not decode ($bound bound in 5 periods)" test "$bound" = 0
+	why=$(k get pod "$g-0" -n "$ns" -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].message}')
+	check "stale-node: the pending pod's reason says why (\"$why\")" grep -q 'could not decode' <<<"$why"
+	# A relist (the nodes watch meets an ERROR 410) that still cannot decode keeps the node out.
+	gone0=$(stat_of faults watch/gone-event)
+	rule '{"class":"watch","path":"^/api/v1/nodes$","action":"gone-event","times":1}' >/dev/null
+	curl -fsS -X POST "$ctl/reset" >/dev/null
+	sleep 3
+	bound=$(bound_count "$ns")
+	gone1=$(stat_of faults watch/gone-event)
+	check "stale-node: after a relist that still cannot decode, still nothing bound ($bound bound; ERROR 410 events $gone0 -> $gone1)" \
+		test "$bound" = 0 -a "$gone1" -gt "$gone0"
+	# A version that decodes, still cordoned: used, so still nothing bound.
+	k annotate node "$n" kube-batchd.io/gpu-topology- >/dev/null
+	sleep 3
+	bound=$(bound_count "$ns")
+	check "stale-node: a version that decodes is used (still cordoned: $bound bound)" test "$bound" = 0
+	check "stale-node: the log says the node decodes again" grep -q "Node \"$n\" decodes again" "$log"
+	k uncordon "$n" >/dev/null
+	t_clear=$(date +%s.%N)
+	ok=1
+	for ((i = 0; i < 50; i++)); do (($(bound_count "$ns") >= 2)) && { ok=0; break; }; sleep 0.2; done
+	check "stale-node: uncordoned, the gang is bound whole" test "$ok" = 0
+	sleep 2
+	stop_pid "$rec_pid"; rec_pid=
+	"$tools/gangcheck" analyze -in "$work/record-stale.jsonl" -clear "$t_clear" -period "$period" >"$work/analyze-stale.out" 2>&1
+	local rc=$?
+	sed 's/^/  gangcheck: /' "$work/analyze-stale.out"
+	check "stale-node: the API's record shows no pod bound to a cordoned node, no gang below minMember, no pending pod without a reason" test "$rc" = 0
+	stop_pid "$sched_pid"; sched_pid=
+	k delete pods --all -n "$ns" --grace-period=0 --force >/dev/null 2>&1
+	k delete nodes -l e2e.kube-batchd.io/node=true >/dev/null 2>&1
+}
+
 for c in "${cases[@]}"; do
 	case $c in
 	proxy) case_proxy ;;
 	bind-refused) case_bind_refused ;;
 	list-gone) case_list_gone ;;
+	stale-node) case_stale_node ;;
 	*) fail "unknown case $c" ;;
 	esac
 done
