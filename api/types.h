@@ -244,6 +244,10 @@ typedef struct kb_node {
 	uint32_t ntaints;
 	bool unschedulable; /* spec.unschedulable (cordoned) */
 	bool ready;         /* condition Ready=True (absent counts as ready in simulation) */
+	/* The API's latest version of the node did not decode (the cache keeps
+	 * the one before): ready is false, and the reason a pod does not fit
+	 * says so. */
+	bool undecodable;
 	kb_res allocatable;
 	kb_res used;      /* requests of tasks in allocated statuses and releasing */
 	kb_res idle;      /* allocatable - used */

@@ -180,11 +180,22 @@ static void shape_change(kb_cluster *c, bool work)
 
 static void live_mark(kb_cluster *c, const kb_slot *sl);
 
+/* Whether pod slot sl is held back from placement: by the scheduler
+ * (kb_cluster_hold_pod), or because the API's latest version of it did not
+ * decode and it is on no node (a pod on a node stays where it is, as its
+ * last good version says). Either way its gang counts it as gated. */
+static bool pod_held_back(const kb_slot *sl)
+{
+	const kb_object *o = sl->obj;
+	return o->u.pod.held ||
+	       (o->meta.undecodable && (sl->overridden ? sl->node : o->u.pod.node_name) == NULL);
+}
+
 /* True when pod slot sl makes a task of the build: ours, or on a node. */
 static bool pod_in_build(const kb_cluster *c, const kb_slot *sl)
 {
 	const kb_pod_obj *p = &sl->obj->u.pod;
-	return (kb_cluster_name_is_ours(c, p->scheduler_name) && !p->gated && !p->held) ||
+	return (kb_cluster_name_is_ours(c, p->scheduler_name) && !p->gated && !pod_held_back(sl)) ||
 	       (sl->overridden ? sl->node : p->node_name) != NULL;
 }
 
@@ -306,6 +317,29 @@ int kb_cluster_hold_pod(kb_cluster *c, const char *key, bool held)
 	shape_change(c, true);
 	c->generation++;
 	return 0;
+}
+
+int kb_cluster_mark_undecodable(kb_cluster *c, kb_kind kind, const char *key)
+{
+	kb_store *s = store_of(c, kind);
+	kb_slot *sl = s ? store_get(s, key) : NULL;
+	if (!sl)
+		return -ENOENT;
+	if (sl->obj->meta.undecodable)
+		return 0;
+	/* The cached build and the session snapshot read this flag (through
+	 * node_fill, pod_held_back, build_podgroup_jobs): a full build. */
+	sl->obj->meta.undecodable = true;
+	shape_change(c, true);
+	c->generation++;
+	return 0;
+}
+
+bool kb_cluster_undecodable(kb_cluster *c, kb_kind kind, const char *key)
+{
+	kb_store *s = store_of(c, kind);
+	const kb_slot *sl = s ? store_get(s, key) : NULL;
+	return sl && sl->obj->meta.undecodable;
 }
 
 bool kb_cluster_delete(kb_cluster *c, kb_kind kind, const char *key)
@@ -584,7 +618,8 @@ static void node_fill(kb_node *n, const kb_object *o, const kb_resnames *rn)
 	n->taints = o->u.node.taints;
 	n->ntaints = o->u.node.ntaints;
 	n->unschedulable = o->u.node.unschedulable;
-	n->ready = o->u.node.ready && !o->meta.deleting;
+	n->ready = o->u.node.ready && !o->meta.deleting && !o->meta.undecodable;
+	n->undecodable = o->meta.undecodable;
 	n->allocatable = o->u.node.allocatable;
 	for (uint32_t i = 0; i < o->u.node.nextra; i++) {
 		int slot = kb_resnames_known_slot(rn, o->u.node.extra[i].known);
@@ -941,7 +976,7 @@ int kb_cluster_session_snapshot(kb_cluster *c, kb_snapshot **ret, kb_err *err)
 static bool lone_pod_of_ours(const kb_cluster *c, const char *key)
 {
 	const kb_slot *sl = store_get(&c->pods, key);
-	return sl && !sl->obj->u.pod.group_name && !sl->obj->u.pod.gated && !sl->obj->u.pod.held &&
+	return sl && !sl->obj->u.pod.group_name && !sl->obj->u.pod.gated && !pod_held_back(sl) &&
 	       kb_cluster_name_is_ours(c, sl->obj->u.pod.scheduler_name);
 }
 
@@ -1064,7 +1099,8 @@ static int build_tasks(kb_cluster *c, kb_snapshot *s, const prio_table *pt, size
 			continue;
 		const kb_object *o = sl->obj;
 		const kb_pod_obj *p = &o->u.pod;
-		bool ours = kb_cluster_name_is_ours(c, p->scheduler_name) && !p->gated && !p->held;
+		bool ours = kb_cluster_name_is_ours(c, p->scheduler_name) && !p->gated &&
+			    !pod_held_back(sl);
 		if (!ours && !(sl->overridden ? sl->node : p->node_name))
 			continue; /* gated, or another scheduler's pending pod: not a task */
 		kb_task *t = &s->tasks[s->ntasks++];
@@ -1107,6 +1143,9 @@ static void build_podgroup_jobs(const kb_cluster *c, kb_snapshot *s, const prio_
 		if (priority_class_value(pt, pg->priority_class_name, &v))
 			j->priority = v;
 		job_set_queue(s, j, queue_of(c, pg->queue, o->meta.ns));
+		if (o->meta.undecodable)
+			j->invalid = "the API's latest version of the PodGroup did not decode (the "
+				     "log names the field): not scheduled until a version decodes";
 	}
 }
 
@@ -1219,12 +1258,13 @@ static int mark_outside_pods(const kb_cluster *c, kb_snapshot *s, kb_arena *scra
 	int32_t *nother = NULL;     /* per job: pods naming another scheduler */
 	const char **other = NULL;  /* per job: the first such name */
 	for (size_t i = 0; i < c->pods.slots.n; i++) {
-		const kb_object *o = c->pods.slots.v[i].obj;
+		const kb_slot *sl = &c->pods.slots.v[i];
+		const kb_object *o = sl->obj;
 		if (!o || !o->u.pod.group_key)
 			continue;
 		const kb_pod_obj *p = &o->u.pod;
 		bool ours = kb_cluster_name_is_ours(c, p->scheduler_name);
-		if (ours && !p->gated && !p->held)
+		if (ours && !p->gated && !pod_held_back(sl))
 			continue;
 		int32_t ji = kb_snapshot_find_job(s, p->group_key);
 		if (ji < 0)

@@ -189,6 +189,22 @@ bool kb_cluster_delete(kb_cluster *c, kb_kind kind, const char *key);
  * snapshot is a full build when the hold changed. */
 int kb_cluster_hold_pod(kb_cluster *c, const char *key, bool held);
 
+/* Marks the stored object of that kind and key unusable for placement:
+ * the API's latest version of it did not decode, so what the store has is
+ * out of date. A Node is then no candidate (not ready; a pod's reason says
+ * its update did not decode), a Pod on no node is held back (not placed;
+ * its gang counts it as gated, as a held pod), a PodGroup is invalid (its
+ * pods are not placed; its status says why). A Queue or a PriorityClass
+ * is only marked: its last good version stays in force. The mark ends
+ * when a version decodes (kb_cluster_apply replaces the object) or the
+ * object is deleted. Returns 0 (also when already marked) or -ENOENT (no
+ * such object: one that never decoded is simply absent). Cost: O(1), and
+ * the next snapshot is a full build when the mark is new. */
+int kb_cluster_mark_undecodable(kb_cluster *c, kb_kind kind, const char *key);
+
+/* Whether the stored object of that kind and key is marked undecodable. */
+bool kb_cluster_undecodable(kb_cluster *c, kb_kind kind, const char *key);
+
 /* The slot of a pod by "ns/name", or NULL. */
 kb_slot *kb_cluster_pod(kb_cluster *c, const char *key);
 

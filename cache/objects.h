@@ -110,6 +110,12 @@ typedef struct kb_meta {
 	const char *resource_version; /* "" when absent */
 	int64_t creation_ms;          /* creationTimestamp; 0 when absent */
 	bool deleting;                /* deletionTimestamp is set */
+	/* Set by the store, never decoded (kb_cluster_mark_undecodable): the
+	 * API's latest version of this object did not decode, and this is the
+	 * last one that did. A node so marked is no candidate for placement, a
+	 * pod not on a node is not placed, a PodGroup is not scheduled, until a
+	 * version decodes again (it replaces this object). */
+	bool undecodable;
 	kb_labels labels;
 	kb_labels annotations;
 	int line, col; /* where the object starts in its file (0 for API objects) */

@@ -22,7 +22,7 @@ bool kb_pod_same_build(const kb_object *a, const kb_object *b)
 	const kb_pod_obj *pa = &a->u.pod, *pb = &b->u.pod;
 	return str_eq(ma->key, mb->key) && str_eq(ma->uid, mb->uid) && str_eq(ma->ns, mb->ns) &&
 	       str_eq(ma->name, mb->name) && ma->creation_ms == mb->creation_ms &&
-	       kb_labels_equal(&ma->labels, &mb->labels) &&
+	       ma->undecodable == mb->undecodable && kb_labels_equal(&ma->labels, &mb->labels) &&
 	       str_eq(pa->scheduler_name, pb->scheduler_name) &&
 	       pa->has_priority == pb->has_priority && pa->priority == pb->priority &&
 	       str_eq(pa->priority_class_name, pb->priority_class_name) &&
@@ -56,7 +56,7 @@ bool kb_podgroup_same_build(const kb_object *a, const kb_object *b)
 	const kb_podgroup_obj *ga = &a->u.podgroup, *gb = &b->u.podgroup;
 	return str_eq(ma->key, mb->key) && str_eq(ma->uid, mb->uid) && str_eq(ma->ns, mb->ns) &&
 	       str_eq(ma->name, mb->name) && ma->creation_ms == mb->creation_ms &&
-	       ga->flavor == gb->flavor && ga->min_member == gb->min_member &&
+	       ma->undecodable == mb->undecodable && ga->flavor == gb->flavor && ga->min_member == gb->min_member &&
 	       str_eq(ga->queue, gb->queue) &&
 	       str_eq(ga->priority_class_name, gb->priority_class_name) &&
 	       ga->has_min_resources == gb->has_min_resources &&
@@ -84,6 +84,7 @@ bool kb_node_same_build(const kb_object *a, const kb_object *b)
 		return false;
 	const kb_node_obj *na = &a->u.node, *nb = &b->u.node;
 	if (!str_eq(a->meta.name, b->meta.name) || a->meta.deleting != b->meta.deleting ||
+	    a->meta.undecodable != b->meta.undecodable ||
 	    !kb_labels_equal(&a->meta.labels, &b->meta.labels) ||
 	    na->unschedulable != nb->unschedulable || na->ready != nb->ready ||
 	    na->ngpus != nb->ngpus || !str_eq(na->gpu_model, nb->gpu_model) ||

@@ -35,6 +35,17 @@
 #define IO_COLLECT_S 0.002    /* ev_set_io_collect_interval: at most 2 ms added to an answer */
 #define RESYNC_MS 10000       /* a session at least this often, for retries */
 #define DISCOVERY_RETRY_S 2.0
+/* Stopping (kube/writers.h, "Shutdown"): on SIGTERM the bindings queued go
+ * on for up to DRAIN_FINISH_S, then the ones not sent are abandoned and the
+ * answers of the rest (and the evictions of gangs taken back) are awaited
+ * for up to DRAIN_SETTLE_S; after a lost lease only DRAIN_SETTLE_LOST_S,
+ * well before a successor can take the lease (its duration is 15 s, and it
+ * is lost 10 s after the last renewal). Together under the 30 s of a pod's
+ * default terminationGracePeriodSeconds. */
+#define DRAIN_FINISH_S 5.0
+#define DRAIN_SETTLE_S 5.0
+#define DRAIN_SETTLE_LOST_S 2.0
+#define DRAIN_POLL_S 0.05
 
 typedef struct daemon_state daemon_state;
 
@@ -79,6 +90,11 @@ struct daemon_state {
 	/* What the last session learnt for the next (scheduler/framework.h). */
 	kb_session_memo memo;
 	ev_signal sigterm, sigint;
+	/* Stopping: not at all, finishing the bindings queued, or waiting for
+	 * the answers after the unsent ones were abandoned (writers.h). */
+	enum { RUNNING, FINISHING, SETTLING } stopping;
+	double drain_deadline; /* monotonic */
+	ev_timer drain;
 	kb_endpoint *endpoint; /* --listen-address, or NULL */
 
 	/* Leader election (--leader-elect): the elector, whether this instance
@@ -167,12 +183,33 @@ static void poke(daemon_state *d);
 
 /* ---- the reflectors -------------------------------------------------------------- */
 
+static const char *kind_label(kb_kind kind)
+{
+	switch (kind) {
+	case KB_KIND_NODE:
+		return "Node";
+	case KB_KIND_POD:
+		return "Pod";
+	case KB_KIND_PODGROUP:
+		return "PodGroup";
+	case KB_KIND_QUEUE:
+		return "Queue";
+	case KB_KIND_PRIORITY_CLASS:
+		return "PriorityClass";
+	default:
+		return "object";
+	}
+}
+
 static void on_upsert(void *ctx, kb_object *obj)
 {
 	daemon_state *d = ctx;
 	if (obj->kind == KB_KIND_POD && obj->u.pod.node_name)
 		kb_writers_forget_pod(d->writers, obj->meta.key);
 	kb_kind kind = obj->kind;
+	if (kb_cluster_undecodable(&d->cluster, kind, obj->meta.key))
+		kb_info("%s \"%s\" decodes again (resourceVersion %s): usable for placement again",
+			kind_label(kind), obj->meta.key, obj->meta.resource_version);
 	/* The store says which changes may make work (cache/cluster.h); the
 	 * rest (echoes of our bindings and status writes, kubelets' statuses,
 	 * heartbeats) wait for the period. */
@@ -191,6 +228,46 @@ static void on_remove(void *ctx, kb_kind kind, const char *key)
 	else if (kind == KB_KIND_PODGROUP)
 		kb_writers_forget_podgroup(d->writers, key);
 	kb_cluster_delete(&d->cluster, kind, key);
+	poke(d);
+}
+
+/* What placement does without an object whose latest version did not
+ * decode (kb_cluster_mark_undecodable). */
+static const char *undecodable_effect(kb_kind kind)
+{
+	switch (kind) {
+	case KB_KIND_NODE:
+		return "no pod is placed on it";
+	case KB_KIND_POD:
+		return "not placed (it keeps its node if it has one)";
+	case KB_KIND_PODGROUP:
+		return "its pods are not placed";
+	default:
+		return "its last good version stays in force";
+	}
+}
+
+/* The API's latest version of an object did not decode: the cache's copy
+ * is out of date, so the object is taken out of placement (a warning the
+ * first time, at -v 2 while it stays so) until a version decodes. */
+static void on_undecodable(void *ctx, kb_kind kind, const char *key, const kb_err *err)
+{
+	daemon_state *d = ctx;
+	bool was = kb_cluster_undecodable(&d->cluster, kind, key);
+	int r = kb_cluster_mark_undecodable(&d->cluster, kind, key);
+	const char *msg = err && err->msg[0] ? err->msg : "does not decode";
+	if (r == -ENOENT) {
+		kb_warn("%s (a new %s): skipped, unknown to kube-batchd until a version decodes; "
+			"fix the field named", msg, kind_label(kind));
+		return;
+	}
+	if (was) {
+		kb_vlog(2, "still out of date: %s", msg);
+		return;
+	}
+	kb_warn("%s (the API's latest version of %s \"%s\"; the cache's copy is out of date): "
+		"%s until a version decodes; fix the field named",
+		msg, kind_label(kind), key, undecodable_effect(kind));
 	poke(d);
 }
 
@@ -226,6 +303,7 @@ static const kb_reflector_handler handler = {
 	.upsert = on_upsert,
 	.remove = on_remove,
 	.synced = on_synced,
+	.undecodable = on_undecodable,
 	.error = on_refl_error,
 };
 
@@ -368,7 +446,7 @@ static void on_tick(struct ev_loop *loop, ev_timer *w, int revents)
 	daemon_state *d = w->data;
 	if (d->opt->queue_conf)
 		load_queue_file(d, false, NULL);
-	if (!d->synced || !d->leading)
+	if (!d->synced || !d->leading || d->stopping)
 		return;
 	int64_t now = wall_ms();
 	kb_writers_tick(d->writers, now); /* pods whose backoff is over may be placed */
@@ -392,7 +470,7 @@ static void on_tick(struct ev_loop *loop, ev_timer *w, int revents)
  * stream of changes on a big cluster cannot keep the loop busy either. */
 static void poke(daemon_state *d)
 {
-	if (d->opt->delay_ms <= 0 || !d->synced || !d->leading)
+	if (d->opt->delay_ms <= 0 || !d->synced || !d->leading || d->stopping)
 		return;
 	double now = mono_s(), quiet = (double)d->opt->delay_ms / 1000.0;
 	if (!ev_is_active(&d->soon))
@@ -411,11 +489,81 @@ static void poke(daemon_state *d)
 static void on_soon(struct ev_loop *loop, ev_timer *w, int revents)
 {
 	daemon_state *d = w->data;
-	if (!d->synced || !d->leading)
+	if (!d->synced || !d->leading || d->stopping)
 		return;
 	if (d->had_session && d->cluster.generation == d->last_generation)
 		return;
 	run_session(d);
+}
+
+/* ---- stopping (writers.h, "Shutdown") --------------------------------------------- */
+
+/* The end of a stop: names the gangs still waiting for answers, then gives
+ * the lease up (on_released ends the loop) or ends the loop. */
+static void stop_now(daemon_state *d)
+{
+	ev_timer_stop(d->loop, &d->drain);
+	kb_writers_log_unsettled(d->writers);
+	if (!d->lost && d->elector && kb_leader_release(d->elector)) {
+		d->leading = false;
+		return;
+	}
+	ev_break(d->loop, EVBREAK_ALL);
+}
+
+/* Abandons the bindings not sent yet and waits up to window seconds for
+ * the answers of the rest. */
+static void start_settling(daemon_state *d, double window)
+{
+	uint32_t n = kb_writers_abandon_unsent(d->writers, "kube-batchd is stopping");
+	if (n)
+		kb_warn("stopping: %u bindings not sent yet abandoned (their pods stay pending; "
+			"a gang they would leave below minMember is taken back whole)", n);
+	d->stopping = SETTLING;
+	double deadline = mono_s() + window;
+	if (d->drain_deadline == 0 || deadline < d->drain_deadline)
+		d->drain_deadline = deadline;
+}
+
+static void on_drain(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	daemon_state *d = w->data;
+	double now = mono_s();
+	if (d->stopping == FINISHING &&
+	    (kb_writers_unsettled(d->writers) == 0 || now >= d->drain_deadline)) {
+		d->drain_deadline = 0;
+		start_settling(d, DRAIN_SETTLE_S);
+	}
+	if (d->stopping == SETTLING &&
+	    (kb_writers_unsettled(d->writers) == 0 || now >= d->drain_deadline)) {
+		uint32_t left = kb_writers_unsettled(d->writers);
+		if (left)
+			kb_warn("stopping: %u bindings and evictions still unanswered after the "
+				"window; leaving them", left);
+		else
+			kb_info("stopping: every binding and eviction answered");
+		stop_now(d);
+	}
+}
+
+/* Stops sessions and starts draining the writers: finishing the bindings
+ * queued (SIGTERM while leading) or abandoning them at once (lease lost). */
+static void begin_stop(daemon_state *d, bool lost)
+{
+	ev_timer_stop(d->loop, &d->tick);
+	ev_timer_stop(d->loop, &d->soon);
+	if (d->stopping == RUNNING) {
+		d->stopping = FINISHING;
+		d->drain_deadline = mono_s() + DRAIN_FINISH_S;
+		uint32_t n = kb_writers_unsettled(d->writers);
+		if (n)
+			kb_info("stopping: waiting up to %.0f s for %u bindings and evictions",
+				DRAIN_FINISH_S + DRAIN_SETTLE_S, n);
+		ev_timer_start(d->loop, &d->drain);
+	}
+	if (lost) /* abandon now; when already settling, only shortens the wait */
+		start_settling(d, DRAIN_SETTLE_LOST_S);
+	ev_invoke(d->loop, &d->drain, 0);
 }
 
 /* ---- leader election (leader.h) ----------------------------------------------- */
@@ -429,13 +577,15 @@ static void on_gained(void *ctx)
 	d->leading = true;
 }
 
-/* Losing the lease stops the daemon with -ENOLCK: its Deployment restarts it. */
+/* Losing the lease stops the daemon with -ENOLCK (its Deployment restarts
+ * it), after abandoning the bindings not sent and a short wait for the
+ * answers of the rest (begin_stop). */
 static void on_lost(void *ctx)
 {
 	daemon_state *d = ctx;
 	d->leading = false;
 	d->lost = true;
-	ev_break(d->loop, EVBREAK_ALL);
+	begin_stop(d, true);
 }
 
 static void on_released(void *ctx)
@@ -458,6 +608,25 @@ static bool endpoint_ready(void *ctx)
 	return d->synced;
 }
 
+/* /readyz: the cache is synced and, with --leader-elect, this instance
+ * leads; never while stopping. */
+static bool endpoint_readyz(void *ctx, char *buf, size_t n)
+{
+	const daemon_state *d = ctx;
+	const char *elect = d->opt->leader_elect ? (d->leading ? ", leading" : "") : " (no leader election)";
+	bool ok = d->synced && d->leading && !d->stopping;
+	if (d->stopping)
+		(void)snprintf(buf, n, "stopping");
+	else if (!d->synced)
+		(void)snprintf(buf, n, "cache not synced%s",
+			       d->opt->leader_elect ? (d->leading ? "; leading" : "; not leading") : "");
+	else if (!d->leading)
+		(void)snprintf(buf, n, "cache synced; not leading (a standby: leader election)");
+	else
+		(void)snprintf(buf, n, "ok: cache synced%s", elect);
+	return ok;
+}
+
 static int endpoint_metrics(void *ctx, char **ret)
 {
 	const daemon_state *d = ctx;
@@ -472,6 +641,7 @@ static int endpoint_metrics(void *ctx, char **ret)
 
 static const kb_endpoint_handler endpoint_handler = {
 	.ready = endpoint_ready,
+	.readyz = endpoint_readyz,
 	.metrics = endpoint_metrics,
 };
 
@@ -480,15 +650,20 @@ static const kb_endpoint_handler endpoint_handler = {
 static void on_signal(struct ev_loop *loop, ev_signal *w, int revents)
 {
 	daemon_state *d = w->data;
-	kb_info("received %s, stopping", w->signum == SIGTERM ? "SIGTERM" : "SIGINT");
-	/* A leader gives the lease up first; on_released ends the loop. */
-	if (d->elector && kb_leader_release(d->elector)) {
-		d->leading = false;
-		ev_timer_stop(d->loop, &d->tick);
-		ev_timer_stop(d->loop, &d->soon);
+	const char *name = w->signum == SIGTERM ? "SIGTERM" : "SIGINT";
+	if (d->stopping) {
+		/* A second signal: stop at once. */
+		kb_warn("received %s again, stopping at once", name);
+		d->drain_deadline = mono_s();
+		d->stopping = SETTLING;
+		kb_writers_abandon_unsent(d->writers, "kube-batchd is stopping");
+		stop_now(d);
 		return;
 	}
-	ev_break(loop, EVBREAK_ALL);
+	kb_info("received %s, stopping", name);
+	/* The writers drain first (while the lease is held), then a leader
+	 * gives the lease up; on_released ends the loop (stop_now). */
+	begin_stop(d, false);
 }
 
 static int load_kube_config(const kb_daemon_options *o, kb_kube_config *ret, kb_err *err)
@@ -593,6 +768,8 @@ static void start_watchers(daemon_state *d, double period)
 	d->discovery_retry.data = d;
 	ev_init(&d->soon, on_soon);
 	d->soon.data = d;
+	ev_timer_init(&d->drain, on_drain, DRAIN_POLL_S, DRAIN_POLL_S);
+	d->drain.data = d;
 }
 
 static void stop_watchers(daemon_state *d)
@@ -601,6 +778,7 @@ static void stop_watchers(daemon_state *d)
 	ev_timer_stop(d->loop, &d->tick);
 	ev_timer_stop(d->loop, &d->soon);
 	ev_timer_stop(d->loop, &d->discovery_retry);
+	ev_timer_stop(d->loop, &d->drain);
 	ev_signal_stop(d->loop, &d->sigterm);
 	ev_signal_stop(d->loop, &d->sigint);
 	d->endpoint = kb_endpoint_stop(d->endpoint);

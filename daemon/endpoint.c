@@ -105,12 +105,17 @@ static void handle_request(http_conn *c)
 	const kb_endpoint *e = c->e;
 	if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
 		respond(c, 405, "text/plain", "method not allowed\n");
-	} else if (strcmp(path, "/healthz") == 0 || strcmp(path, "/readyz") == 0 ||
-		   strcmp(path, "/livez") == 0) {
+	} else if (strcmp(path, "/livez") == 0) {
+		respond(c, 200, "text/plain; charset=utf-8", "ok"); /* the loop answered */
+	} else if (strcmp(path, "/healthz") == 0) {
 		if (e->h->ready(e->ctx))
 			respond(c, 200, "text/plain; charset=utf-8", "ok");
 		else
 			respond(c, 503, "text/plain; charset=utf-8", "cache not synced");
+	} else if (strcmp(path, "/readyz") == 0) {
+		char why[256] = "";
+		bool ok = e->h->readyz(e->ctx, why, sizeof(why));
+		respond(c, ok ? 200 : 503, "text/plain; charset=utf-8", why);
 	} else if (strcmp(path, "/metrics") == 0) {
 		char *m = NULL;
 		int r = e->h->metrics(e->ctx, &m);
@@ -242,7 +247,7 @@ int kb_endpoint_start(struct ev_loop *loop, const char *addr, const kb_endpoint_
 	ev_io_init(&e->listen_io, on_accept, fd, EV_READ);
 	e->listen_io.data = e;
 	ev_io_start(loop, &e->listen_io);
-	kb_info("serving /healthz and /metrics on %s", addr);
+	kb_info("serving /livez, /readyz, /healthz and /metrics on %s", addr);
 	*ret = e;
 	return 0;
 }

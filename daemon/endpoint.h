@@ -2,8 +2,18 @@
  *
  * A tiny HTTP/1.1 server on the loop, one request per connection
  * ("Connection: close"):
- *   GET|HEAD /healthz, /readyz, /livez   200 "ok" when ready() says so, else
- *                                        503 "cache not synced";
+ *   GET|HEAD /livez                      200 "ok": the process is alive (its
+ *                                        loop answers), whatever the cache
+ *                                        and the lease; for liveness probes,
+ *                                        so a long first LIST never gets the
+ *                                        pod killed;
+ *   GET|HEAD /readyz                     200 when readyz() says so, else 503,
+ *                                        the body its text either way ("ok:
+ *                                        cache synced, leading", "cache not
+ *                                        synced", "... not leading" ...);
+ *   GET|HEAD /healthz                    as before /readyz existed: 200 "ok"
+ *                                        when ready() says so, else 503
+ *                                        "cache not synced";
  *   GET|HEAD /metrics                    200 with metrics()'s text (Prometheus
  *                                        text 0.0.4), 503 when it fails;
  *   another path 404, another method 405, a request that is not HTTP or is
@@ -20,6 +30,7 @@
 #define KB_DAEMON_ENDPOINT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "base/error.h"
 
@@ -28,8 +39,11 @@ struct ev_loop;
 typedef struct kb_endpoint kb_endpoint;
 
 typedef struct kb_endpoint_handler {
-	/* Whether /healthz and /readyz answer 200. */
+	/* Whether /healthz answers 200 (the cache is synced). */
 	bool (*ready)(void *ctx);
+	/* Whether /readyz answers 200; writes the body (what it checked and
+	 * found, one line) into buf of size n. */
+	bool (*readyz)(void *ctx, char *buf, size_t n);
 	/* The /metrics text in *ret (malloc'd; the endpoint frees it): 0, or a
 	 * negative errno for a 503. */
 	int (*metrics)(void *ctx, char **ret);

@@ -1021,6 +1021,23 @@ void kb_kube_cancel(kb_kube_client *c, void *ctx)
 		}
 }
 
+bool kb_kube_cancel_queued(kb_kube_client *c, void *ctx)
+{
+	if (!c)
+		return false;
+	kb_list *lists[] = {&c->pending, &c->pending_bg};
+	bool any = false;
+	for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++)
+		for (kb_req *r = lists[i]->head, *next; r; r = next) {
+			next = r->next;
+			if (r->ctx == ctx && !r->finished && !r->cancelled && !r->stream) {
+				req_cancel(c, r);
+				any = true;
+			}
+		}
+	return any;
+}
+
 uint64_t kb_kube_client_requests(const kb_kube_client *c)
 {
 	return c ? c->started : 0;

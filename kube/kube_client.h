@@ -123,6 +123,14 @@ void kb_kube_stream_cancel(kb_kube_client *c, kb_kube_stream *s);
  * (Added to the original contract: kb_kube_request gives no handle.) */
 void kb_kube_cancel(kb_kube_client *c, void *ctx);
 
+/* Cancels the requests of ctx that have never been sent (still queued
+ * behind the rate limiter or the limit on requests in flight): their
+ * callbacks are not called, and the server never saw them. A request sent
+ * once (in flight, or waiting out a Retry-After) is left alone: its answer
+ * will come. Returns whether one was cancelled. For a shutdown that
+ * abandons what it has not started (kube/writers.h). Cost: O(queued). */
+bool kb_kube_cancel_queued(kb_kube_client *c, void *ctx);
+
 /* Requests started since the client was created (for the benchmark's
  * "API requests per pod bound"). */
 uint64_t kb_kube_client_requests(const kb_kube_client *c);

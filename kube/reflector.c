@@ -316,6 +316,20 @@ static void start_list(kb_reflector *r)
 	request_page(r, url, e);
 }
 
+/* obj (a LIST item or a watch event's object, `what` says which) did not
+ * decode (e, err): the handler's undecodable when it has one and obj names
+ * itself, else a report. May free the reflector (check r->dead). */
+static void undecodable(kb_reflector *r, const kb_yaml_node *obj, const char *what, int e,
+			const kb_err *err)
+{
+	char key[512];
+	if (r->h.undecodable && key_of(obj, key, sizeof(key))) {
+		r->h.undecodable(r->ctx, r->kkind, key, err);
+		return;
+	}
+	report(r, e, "%s %s: object skipped: %s", what, r->path, err->msg);
+}
+
 /* Applies one decoded page. Returns false when the reflector was freed. */
 static bool apply_items(kb_reflector *r, const kb_yaml_node *items)
 {
@@ -330,7 +344,7 @@ static bool apply_items(kb_reflector *r, const kb_yaml_node *items)
 			 * deletion. */
 			if (key_of(it, key, sizeof(key)))
 				keys_touch(r, key);
-			report(r, e, "LIST %s: item %zu skipped: %s", r->path, i, err.msg);
+			undecodable(r, it, "LIST", e, &err);
 			if (r->dead)
 				return false;
 			continue;
@@ -619,7 +633,7 @@ static void watch_upsert(kb_reflector *r, const char *type, const kb_yaml_node *
 	kb_object *o = NULL;
 	int e = kb_object_decode_as(obj, r->api_version, r->kind, NULL, r->resnames, &o, &err);
 	if (e < 0) {
-		report(r, e, "WATCH %s: %s object skipped: %s", r->path, type, err.msg);
+		undecodable(r, obj, type, e, &err);
 		return;
 	}
 	if (keys_mark(r, o->meta.key) < 0) {

@@ -28,8 +28,11 @@
  *    backoff (0.5 s doubling to 30 s) and +-20 % jitter; a success resets it.
  *    Every relist waits out the backoff: no failure loops without one.
  * Objects are decoded with kb_object_decode_as (cache/objects.h); an object
- * that does not decode is skipped and reported through the handler's
- * `error`, never ending the watch (the previous version of it stays).
+ * that does not decode never ends the watch: it goes to the handler's
+ * `undecodable` (the store must stop trusting what it has under that key),
+ * or, when the handler has none or the object has no name, is skipped and
+ * reported through `error`. A LIST that meets it does not report the key
+ * removed.
  *
  * Errors reach the handler's `error` (one call per failure, with the path,
  * what failed and what happens next); nothing is dropped without one.
@@ -56,6 +59,11 @@ typedef struct kb_reflector_handler {
 	void (*remove)(void *ctx, kb_kind kind, const char *key);
 	/* The first LIST has been applied (called once per reflector). */
 	void (*synced)(void *ctx, const char *path);
+	/* The API's latest version of the object under key (a watch event's or
+	 * a LIST item) did not decode; err names the object and the field.
+	 * The next version that decodes comes through upsert as usual. May be
+	 * NULL (then error is called instead). */
+	void (*undecodable)(void *ctx, kb_kind kind, const char *key, const kb_err *err);
 	/* Something worth a log line: an object that did not decode, a relist,
 	 * a retry (message says which and why). May be NULL. */
 	void (*error)(void *ctx, const char *path, const kb_err *err);

@@ -132,6 +132,7 @@ struct kb_writers {
 	event_rec *event_list, *event_tail;
 	uint32_t nevents;
 	int64_t now_ms; /* the last session's clock (kb_writers_tick, bind) */
+	uint32_t unsettled; /* bindings and evictions sent or queued, not answered */
 };
 
 /* ---- small helpers --------------------------------------------------------------- */
@@ -278,6 +279,8 @@ __attribute__((format(printf, 6, 7))) static int send_json(kb_writers *w, wreq *
 		return rc;
 	}
 	w->stats.in_flight++;
+	if (r->kind == REQ_BIND || r->kind == REQ_EVICT)
+		w->unsettled++;
 	return 0;
 }
 
@@ -1198,6 +1201,8 @@ static void on_done(void *ctx, int status, const char *body, size_t len)
 	kb_writers *w = r->w;
 	if (w->stats.in_flight)
 		w->stats.in_flight--;
+	if ((r->kind == REQ_BIND || r->kind == REQ_EVICT) && w->unsettled)
+		w->unsettled--;
 	switch (r->kind) {
 	case REQ_BIND:
 		bind_done(w, r, status, body, len);
@@ -1340,6 +1345,105 @@ void kb_writers_forget_podgroup(kb_writers *w, const char *key)
 		p->forgotten = true; /* freed when its answer comes */
 	else
 		pg_rec_free(p);
+}
+
+uint32_t kb_writers_unsettled(const kb_writers *w)
+{
+	return w ? w->unsettled : 0;
+}
+
+/* r, a binding the client had not sent, was cancelled: the pod is Pending
+ * again and its gang counts it as refused (taken back whole if it would be
+ * left below minMember). */
+static void bind_abandoned(kb_writers *w, wreq *r, const char *why)
+{
+	if (w->stats.in_flight)
+		w->stats.in_flight--;
+	if (w->unsettled)
+		w->unsettled--;
+	kb_slot *sl = kb_cluster_pod(w->cluster, r->key);
+	if (sl && sl->overridden && sl->status == KB_TASK_BINDING && str_eq(sl->node, r->node))
+		kb_cluster_set_pod(w->cluster, r->key, NULL, KB_TASK_PENDING, 0, 0);
+	gang_rec *g = r->gang;
+	gang_member *m = g ? gang_member_of(g, r->key) : NULL;
+	if (m) {
+		char reason[600];
+		(void)snprintf(reason, sizeof(reason), "not sent: %s", why);
+		gang_refused(w, g, m, reason);
+	}
+	if (g)
+		gang_answered(w, g);
+	wreq_free(r);
+}
+
+/* r, a status write or an Event the client had not sent, was cancelled:
+ * what was remembered as written is forgotten, as for a failed write. */
+static void write_abandoned(kb_writers *w, wreq *r)
+{
+	if (w->stats.in_flight)
+		w->stats.in_flight--;
+	if (r->kind == REQ_PG_STATUS) {
+		pg_rec *p = r->pg;
+		p->in_flight = false;
+		if (p->forgotten) {
+			pg_rec_free(p);
+		} else {
+			pg_status_copy(&p->sent, &p->prev);
+			if (p->have_want) {
+				p->have_want = false;
+				pg_status_clear(&p->want);
+			}
+		}
+	} else if (r->kind == REQ_POD_STATUS) {
+		int64_t v;
+		if (kb_strmap_get(&w->pods, r->key, &v)) {
+			pod_rec *p = (pod_rec *)(intptr_t)v;
+			free(p->msg);
+			p->msg = NULL;
+		}
+	} else if (r->kind == REQ_EVENT) {
+		event_forget(w, r->event_key);
+	}
+	wreq_free(r);
+}
+
+uint32_t kb_writers_abandon_unsent(kb_writers *w, const char *why)
+{
+	uint32_t n = 0;
+	if (!w)
+		return 0;
+	/* Evictions that taking a gang back adds go to the head of the list,
+	 * before r: the walk does not meet them, and they are not held up
+	 * behind status writes and Events (cancelled too: nobody needs them
+	 * to stop safely). */
+	for (wreq *r = w->reqs, *next; r; r = next) {
+		next = r->next;
+		if (r->kind == REQ_EVICT || !kb_kube_cancel_queued(w->client, r))
+			continue;
+		/* Freeing r may free its gang or PodGroup record, never another
+		 * request. */
+		if (r->kind == REQ_BIND) {
+			bind_abandoned(w, r, why);
+			n++;
+		} else {
+			write_abandoned(w, r);
+		}
+	}
+	return n;
+}
+
+uint32_t kb_writers_log_unsettled(const kb_writers *w)
+{
+	uint32_t n = 0;
+	for (const gang_rec *g = w ? w->gang_list : NULL; g; g = g->lnext) {
+		if (g->in_flight == 0)
+			continue;
+		n++;
+		kb_warn("gang \"%s\": %u bindings sent and not answered at exit; the next leader "
+			"sees from the API how they ended and places or takes back the rest",
+			g->key, g->in_flight);
+	}
+	return n;
 }
 
 void kb_writers_stats(const kb_writers *w, kb_writer_stats *ret)

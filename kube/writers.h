@@ -113,4 +113,36 @@ void kb_writers_forget_podgroup(kb_writers *w, const char *key);
 
 void kb_writers_stats(const kb_writers *w, kb_writer_stats *ret);
 
+/* Shutdown (SIGTERM, or the loss of the lease: daemon/daemon.c), so that no
+ * gang is left bound below its minMember:
+ *  1. no more sessions; on SIGTERM the bindings queued keep going for a
+ *     while, so gangs being bound can finish;
+ *  2. kb_writers_abandon_unsent: every binding the client has not sent yet
+ *     is cancelled (the API never sees it) and its pod is Pending again in
+ *     the store; its gang counts it as refused, so when the members bound
+ *     or still in flight fall below minMember, the gang is taken back whole
+ *     as for a refused binding (every member the API bound, now or when
+ *     its answer comes, evicted with a GangTakenBack event);
+ *  3. the daemon waits, bounded, until kb_writers_unsettled is 0: the
+ *     bindings already sent and the evictions answered;
+ *  4. kb_writers_log_unsettled names each gang still waiting for answers
+ *     at exit (the window was too short: the next leader finds out from
+ *     the API). */
+
+/* Bindings and evictions queued or sent and not answered yet. O(1). */
+uint32_t kb_writers_unsettled(const kb_writers *w);
+
+/* Step 2 above: returns how many bindings were abandoned; why is the
+ * reason in the take-back's log line and events ("kube-batchd is
+ * stopping"). Bindings already sent are left to their answers. Status
+ * writes and Events not sent yet are cancelled too, so that the evictions
+ * wait behind nothing (what they would have written is forgotten, as
+ * after a failed write). Cost: O(requests) plus the evictions of the
+ * gangs taken back. */
+uint32_t kb_writers_abandon_unsent(kb_writers *w, const char *why);
+
+/* Step 4 above: one warning per gang whose bindings are still unanswered;
+ * returns how many gangs. O(gangs in flight). */
+uint32_t kb_writers_log_unsettled(const kb_writers *w);
+
 #endif

@@ -443,7 +443,8 @@ int kb_node_fits(const kb_session *ssn, const kb_task *task, const kb_node *node
 		 const char **ret_reason)
 {
 	if (!node->ready) {
-		*ret_reason = "node(s) were not ready";
+		*ret_reason = node->undecodable ? "node(s) had an update kube-batchd could not decode"
+						: "node(s) were not ready";
 		return KB_FIT_FAIL;
 	}
 	if (node->unschedulable) {

@@ -8,7 +8,8 @@
 #
 #   tests/e2e/faults.sh [--build BUILDDIR] [--keep] [CASE...]
 #
-# Cases: proxy bind-refused list-gone (default: all).
+# Cases: proxy bind-refused list-gone stale-node probes sigterm-burst
+# (default: all).
 #   proxy         the proxy's faults against the real apiserver, seen by curl
 #   bind-refused  an admission webhook's 422 to the third and later bindings
 #                 of a gang: the gang is taken back whole, the refused pods
@@ -18,6 +19,14 @@
 #                 period after that, no pod bound twice, no pending pod
 #                 without a reason
 #   list-gone     every LIST of pods answered 410 for 10 s: the relists back off
+#   stale-node    a node cordoned in an update kube-batchd cannot decode: no
+#                 pod placed on it, the log names node and field, a relist
+#                 keeps it out, a version that decodes brings it back
+#   probes        /livez during a long first LIST, /readyz and /healthz; with
+#                 leader election only the leader is ready, and a SIGTERM
+#                 hands the lease to the standby
+#   sigterm-burst SIGTERM during a burst of gang bindings: no gang is left
+#                 bound below minMember, and a new instance binds them whole
 # Prints one PASS or FAIL line per check and "faults: N passed, N failed";
 # exit 0 only if every check passed, 77 (skip) without the tools.
 set -uo pipefail
@@ -31,11 +40,11 @@ while (($#)); do
 	case $1 in
 	--build) build=$2; shift 2 ;;
 	--keep) keep=1; shift ;;
-	-h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+	-h|--help) sed -n '2,30p' "$0"; exit 0 ;;
 	*) cases+=("$1"); shift ;;
 	esac
 done
-((${#cases[@]})) || cases=(proxy bind-refused list-gone)
+((${#cases[@]})) || cases=(proxy bind-refused list-gone stale-node probes sigterm-burst)
 for tool in kubectl curl openssl flock setsid go; do
 	command -v "$tool" >/dev/null || { echo "faults: SKIP: $tool not found" >&2; exit 77; }
 done
@@ -291,11 +300,223 @@ case_list_gone() {
 	stop_pid "$sched_pid"; sched_pid=
 }
 
+# A node update that kube-batchd cannot decode (an annotation its decoder
+# refuses, which the apiserver accepts) made in the same update that cordons
+# the node: the node leaves the candidates, the log names it and the field,
+# a relist that still cannot decode keeps it out, and a version that decodes
+# brings it back (before the fix the update was skipped, the cache kept the
+# uncordoned node, and the gang was bound to the cordoned node).
+case_stale_node() {
+	local ns g=stale n=s-node-1 i t_clear bound why ok gone0 gone1
+	ns=$(mkns e2e-stale)
+	# s-node-2 gives the queue a share; the pods' nodeSelector names s-node-1.
+	node "$n" 4; node s-node-2 4
+	"$tools/gangcheck" record -server "$KB_APISERVER_URL" -ca "$KB_CA_FILE" -token-file "$work/admin.token" \
+		-namespace "$ns" -out "$work/record-stale.jsonl" 2>"$work/gangcheck-stale.err" &
+	rec_pid=$!
+	start_sched || { fail "stale-node: scheduler starts"; return; }
+	for ((i = 0; i < 100; i++)); do grep -q 'cache synced' "$log" && break; sleep 0.1; done
+	k patch node "$n" --type merge \
+		-p '{"metadata":{"annotations":{"kube-batchd.io/gpu-topology":"0,1"}},"spec":{"unschedulable":true}}' >/dev/null
+	ok=1
+	for ((i = 0; i < 50; i++)); do
+		grep -q "Node \"$n\".*metadata.annotations.kube-batchd.io/gpu-topology.*no pod is placed on it" "$log" && { ok=0; break; }
+		sleep 0.1
+	done
+	check "stale-node: the log names the node, the field and what follows" test "$ok" = 0
+	k create -f - >/dev/null <<EOF
+apiVersion: scheduling.incubator.k8s.io/v1alpha1
+kind: PodGroup
+metadata: {name: $g, namespace: $ns}
+spec: {minMember: 2}
+EOF
+	for i in 0 1; do
+		k create -f - >/dev/null <<EOF
+apiVersion: v1
+kind: Pod
+metadata: {name: $g-$i, namespace: $ns, annotations: {scheduling.k8s.io/group-name: $g}}
+spec:
+  schedulerName: kube-batchd
+  nodeSelector: {kubernetes.io/hostname: $n}
+  containers: [{name: main, image: registry.k8s.io/pause:3.9, resources: {requests: {cpu: "1"}}}]
+EOF
+	done
+	sleep 5
+	bound=$(bound_count "$ns")
+	check "stale-node: nothing bound to the node whose cordoning update did not decode ($bound bound in 5 periods)" test "$bound" = 0
+	why=$(k get pod "$g-0" -n "$ns" -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].message}')
+	check "stale-node: the pending pod's reason says why (\"$why\")" grep -q 'could not decode' <<<"$why"
+	# A relist (the nodes watch meets an ERROR 410) that still cannot decode keeps the node out.
+	gone0=$(stat_of faults watch/gone-event)
+	rule '{"class":"watch","path":"^/api/v1/nodes$","action":"gone-event","times":1}' >/dev/null
+	curl -fsS -X POST "$ctl/reset" >/dev/null
+	sleep 3
+	bound=$(bound_count "$ns")
+	gone1=$(stat_of faults watch/gone-event)
+	check "stale-node: after a relist that still cannot decode, still nothing bound ($bound bound; ERROR 410 events $gone0 -> $gone1)" \
+		test "$bound" = 0 -a "$gone1" -gt "$gone0"
+	# A version that decodes, still cordoned: used, so still nothing bound.
+	k annotate node "$n" kube-batchd.io/gpu-topology- >/dev/null
+	sleep 3
+	bound=$(bound_count "$ns")
+	check "stale-node: a version that decodes is used (still cordoned: $bound bound)" test "$bound" = 0
+	check "stale-node: the log says the node decodes again" grep -q "Node \"$n\" decodes again" "$log"
+	k uncordon "$n" >/dev/null
+	t_clear=$(date +%s.%N)
+	ok=1
+	for ((i = 0; i < 50; i++)); do (($(bound_count "$ns") >= 2)) && { ok=0; break; }; sleep 0.2; done
+	check "stale-node: uncordoned, the gang is bound whole" test "$ok" = 0
+	sleep 2
+	stop_pid "$rec_pid"; rec_pid=
+	"$tools/gangcheck" analyze -in "$work/record-stale.jsonl" -clear "$t_clear" -period "$period" >"$work/analyze-stale.out" 2>&1
+	local rc=$?
+	sed 's/^/  gangcheck: /' "$work/analyze-stale.out"
+	check "stale-node: the API's record shows no pod bound to a cordoned node, no gang below minMember, no pending pod without a reason" test "$rc" = 0
+	stop_pid "$sched_pid"; sched_pid=
+	k delete pods --all -n "$ns" --grace-period=0 --force >/dev/null 2>&1
+	k delete nodes -l e2e.kube-batchd.io/node=true >/dev/null 2>&1
+}
+
+# launch PORT LOG ARGS...: a daemon in the background (pid in $launched), not waited for.
+launch() {
+	local p=$1 l=$2; shift 2
+	"$bin" --kubeconfig "$work/sched-proxy.kubeconfig" --listen-address "127.0.0.1:$p" \
+		--schedule-period "$period" -v 2 "$@" >>"$l" 2>&1 &
+	launched=$!
+}
+# probe PORT PATH: "CODE BODY".
+probe() { curl -s -o "$work/probe.body" -w '%{http_code}' "http://127.0.0.1:$1$2" 2>/dev/null; echo " $(cat "$work/probe.body" 2>/dev/null)"; }
+
+# /livez answers while the first LIST is still going (the liveness probe
+# must not kill a pod whose first LIST is long); /readyz and /healthz wait
+# for the cache; with --leader-elect only the leader is ready, and a
+# standby's body says so; the leader's SIGTERM gives the lease up and the
+# standby becomes ready.
+case_probes() {
+	local out i ok p2=$((port + 1)) log2=$work/scheduler-2.log pid2
+	log=$work/scheduler.log
+	rule '{"class":"list","path":"^/api/v1/pods$","action":"delay","delay":"4s","times":1}' >/dev/null
+	launch "$port" "$log"; sched_pid=$launched
+	out=
+	for ((i = 0; i < 30; i++)); do out=$(probe "$port" /livez); [[ $out == "200 ok" ]] && break; sleep 0.1; done
+	check "probes: /livez is 200 before the cache is synced ($out)" test "$out" = "200 ok"
+	out=$(probe "$port" /readyz)
+	check "probes: /readyz is 503 and says why while the first LIST is delayed ($out)" test "$out" = "503 cache not synced"
+	out=$(probe "$port" /healthz)
+	check "probes: /healthz is as before: 503 until the cache is synced ($out)" test "$out" = "503 cache not synced"
+	for ((i = 0; i < 100; i++)); do out=$(probe "$port" /readyz); [[ $out == 200* ]] && break; sleep 0.1; done
+	check "probes: /readyz is 200 once synced, without leader election ($out)" test "$out" = "200 ok: cache synced (no leader election)"
+	out=$(probe "$port" /healthz)
+	check "probes: /healthz is 200 once synced ($out)" test "$out" = "200 ok"
+	stop_pid "$sched_pid"; sched_pid=
+	clear_rules
+	# Two with leader election: one leads.
+	launch "$port" "$log" --leader-elect; sched_pid=$launched
+	for ((i = 0; i < 100; i++)); do [[ $(probe "$port" /readyz) == 200* ]] && break; sleep 0.1; done
+	launch "$p2" "$log2" --leader-elect; pid2=$launched
+	for ((i = 0; i < 100; i++)); do [[ $(probe "$p2" /livez) == "200 ok" ]] && break; sleep 0.1; done
+	sleep 2
+	out=$(probe "$port" /readyz)
+	check "probes: the leader's /readyz is 200 and says it leads ($out)" test "$out" = "200 ok: cache synced, leading"
+	out=$(probe "$p2" /readyz)
+	check "probes: the standby's /readyz is 503 and says it does not lead ($out)" \
+		test "$out" = "503 cache synced; not leading (a standby: leader election)"
+	out=$(probe "$p2" /livez)
+	check "probes: the standby's /livez is 200 ($out)" test "$out" = "200 ok"
+	stop_pid "$sched_pid"; sched_pid=
+	ok=1
+	for ((i = 0; i < 100; i++)); do [[ $(probe "$p2" /readyz) == "200 ok: cache synced, leading" ]] && { ok=0; break; }; sleep 0.1; done
+	check "probes: after the leader's SIGTERM (lease given up) the standby leads within 10 s" test "$ok" = 0
+	check "probes: the leader's log says it gave the lease up" grep -qi 'releas' "$log"
+	stop_pid "$pid2"
+}
+
+# SIGTERM in the middle of a burst of gang bindings (30 gangs of 8; the
+# client held to 5 requests/s so that most bindings are still queued, and
+# the signal sent while a gang is partly bound): the daemon finishes or
+# takes back what it started, so the API shows no gang bound below
+# minMember once it has exited (and 2 s later, when any answer still on
+# the wire has landed), and it exits within its bounds (5 s + 5 s). Then a
+# new instance binds every gang whole. (main's daemon, which dropped what
+# was queued, left the gang being bound partial.)
+# partial_gangs NS MIN: "group:bound" for each group with 0 < bound (not
+# being deleted) < MIN.
+partial_gangs() {
+	k get pods -n "$1" -o jsonpath='{range .items[*]}{.metadata.annotations.scheduling\.k8s\.io/group-name}{" "}{.spec.nodeName}{" "}{.metadata.deletionTimestamp}{"\n"}{end}' |
+		awk -v min="$2" 'NF == 2 {b[$1]++} END {for (g in b) if (b[g] < min) printf "%s:%d ", g, b[g]}'
+}
+
+case_sigterm_burst() {
+	local ns i j g n=30 min=8 t0 t_exit t_restart took bad bound_at_term ok
+	ns=$(mkns e2e-term)
+	for i in 1 2 3 4; do node "t-node-$i" 64; done
+	"$tools/gangcheck" record -server "$KB_APISERVER_URL" -ca "$KB_CA_FILE" -token-file "$work/admin.token" \
+		-namespace "$ns" -out "$work/record-term.jsonl" 2>"$work/gangcheck-term.err" &
+	rec_pid=$!
+	: >"$work/burst.yaml"
+	for ((i = 0; i < n; i++)); do
+		printf -- '---\napiVersion: scheduling.incubator.k8s.io/v1alpha1\nkind: PodGroup\nmetadata: {name: g%02d, namespace: %s}\nspec: {minMember: %d}\n' "$i" "$ns" "$min" >>"$work/burst.yaml"
+		for ((j = 0; j < min; j++)); do
+			printf -- '---\napiVersion: v1\nkind: Pod\nmetadata: {name: g%02d-%d, namespace: %s, annotations: {scheduling.k8s.io/group-name: g%02d}}\nspec:\n  schedulerName: kube-batchd\n  containers: [{name: main, image: registry.k8s.io/pause:3.9, resources: {requests: {cpu: 100m}}}]\n' "$i" "$j" "$ns" "$i" >>"$work/burst.yaml"
+		done
+	done
+	k create -f "$work/burst.yaml" >/dev/null
+	start_sched --kube-api-qps 5 --kube-api-burst 1 || { fail "sigterm-burst: scheduler starts"; return; }
+	for ((i = 0; i < 200; i++)); do
+		bound_at_term=$(bound_count "$ns")
+		((bound_at_term >= 10 && bound_at_term % min >= 2 && bound_at_term % min <= min - 2)) && break
+		sleep 0.05
+	done
+	t0=$(date +%s.%N)
+	kill -TERM "$sched_pid"
+	wait "$sched_pid"; sched_pid=
+	t_exit=$(date +%s.%N)
+	took=$(awk -v a="$t0" -v b="$t_exit" 'BEGIN {printf "%.1f", b - a}')
+	check "sigterm-burst: the daemon stopped within its bounds ($took s after SIGTERM, $bound_at_term of $((n * min)) bound then)" \
+		awk -v t="$took" 'BEGIN {exit !(t <= 12)}'
+	check "sigterm-burst: its log says what it abandoned" grep -q 'stopping: .* bindings not sent yet abandoned' "$log"
+	bad=$(partial_gangs "$ns" "$min")
+	check "sigterm-burst: once it has exited, no gang is bound below minMember (${bad:-none})" test -z "$bad"
+	sleep 2
+	bad=$(partial_gangs "$ns" "$min")
+	check "sigterm-burst: 2 s later, still none (${bad:-none})" test -z "$bad"
+	# A new instance (what the Deployment starts) places the rest, whole;
+	# the test is the gangs' controller: members taken back are made again.
+	t_restart=$(date +%s.%N)
+	start_sched || { fail "sigterm-burst: a new scheduler starts"; return; }
+	ok=1
+	for ((i = 0; i < 60; i++)); do
+		for ((g = 0; g < n; g++)); do for ((j = 0; j < min; j++)); do
+			[[ -z $(k get pod "$(printf 'g%02d-%d' "$g" "$j")" -n "$ns" -o name 2>/dev/null) ]] &&
+				printf -- 'apiVersion: v1\nkind: Pod\nmetadata: {name: g%02d-%d, namespace: %s, annotations: {scheduling.k8s.io/group-name: g%02d}}\nspec:\n  schedulerName: kube-batchd\n  containers: [{name: main, image: registry.k8s.io/pause:3.9, resources: {requests: {cpu: 100m}}}]\n' "$g" "$j" "$ns" "$g" | k create -f - >/dev/null 2>&1
+		done; done
+		(($(bound_count "$ns") >= n * min)) && { ok=0; break; }
+		sleep 1
+	done
+	check "sigterm-burst: a new instance binds every gang whole ($(bound_count "$ns") of $((n * min)))" test "$ok" = 0
+	sleep 2
+	stop_pid "$rec_pid"; rec_pid=
+	# The record up to the new instance's start: what the stopped one left.
+	"$tools/gangcheck" analyze -in "$work/record-term.jsonl" -clear "$t_exit" -period "$period" \
+		-until "$t_restart" >"$work/analyze-term.out" 2>&1
+	# With no scheduler running, pending pods have no reason yet: the one
+	# check of gangcheck's that does not apply here.
+	grep -v '^ok: PodGroup\|is pending without a reason' "$work/analyze-term.out" | sed 's/^/  gangcheck: /'
+	check "sigterm-burst: the API's record until a new instance starts shows no gang below minMember a period after the exit, no pod bound twice" \
+		sh -c "grep -q '^ok: .* pods at the end' '$work/analyze-term.out' && ! grep '^violation:' '$work/analyze-term.out' | grep -vq 'is pending without a reason'"
+	stop_pid "$sched_pid"; sched_pid=
+	k delete pods --all -n "$ns" --grace-period=0 --force >/dev/null 2>&1
+	k delete nodes -l e2e.kube-batchd.io/node=true >/dev/null 2>&1
+}
+
 for c in "${cases[@]}"; do
 	case $c in
 	proxy) case_proxy ;;
 	bind-refused) case_bind_refused ;;
 	list-gone) case_list_gone ;;
+	stale-node) case_stale_node ;;
+	probes) case_probes ;;
+	sigterm-burst) case_sigterm_burst ;;
 	*) fail "unknown case $c" ;;
 	esac
 done

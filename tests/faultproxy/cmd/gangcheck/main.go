@@ -7,8 +7,10 @@
 //	    writes one JSON line per observed state, with the time it was seen,
 //	    until SIGTERM. A watch that ends is resumed from its
 //	    resourceVersion; a 410 or an error relists.
-//	gangcheck analyze -in FILE -clear UNIX_SECONDS -period DURATION
-//	    checks the record and prints one line per finding:
+//	gangcheck analyze -in FILE -clear UNIX_SECONDS -period DURATION [-until UNIX_SECONDS]
+//	    checks the record (up to -until when given: later lines are left
+//	    out, and a gang still below minMember at the end is counted until
+//	    then, not until the last line) and prints one line per finding:
 //	      "ok: ..." or "violation: ..." (exit 1 if any violation):
 //	    - no pod (UID) bound to two nodes;
 //	    - no pod bound to a node that was cordoned or deleted at least one
@@ -254,6 +256,7 @@ func analyze(args []string) int {
 	in := fs.String("in", "", "the record")
 	clear := fs.Float64("clear", 0, "unix time the last fault was removed")
 	period := fs.Duration("period", time.Second, "the scheduler's --schedule-period")
+	until := fs.Float64("until", 0, "unix time the record is cut at (0: its last line)")
 	_ = fs.Parse(args)
 	f, err := os.Open(*in)
 	if err != nil {
@@ -273,7 +276,7 @@ func analyze(args []string) int {
 		recs = append(recs, r)
 	}
 	sort.SliceStable(recs, func(i, j int) bool { return recs[i].T < recs[j].T })
-	return check(os.Stdout, recs, *clear, period.Seconds())
+	return check(os.Stdout, recs, *clear, period.Seconds(), *until)
 }
 
 type podState struct {
@@ -282,7 +285,9 @@ type podState struct {
 	nodes map[string]bool
 }
 
-func check(w io.Writer, recs []Record, clear, period float64) int {
+// check judges recs (sorted by time); until > 0 cuts them there and ends
+// the stretches still open at that time rather than at the last record.
+func check(w io.Writer, recs []Record, clear, period, until float64) int {
 	violations := 0
 	bad := func(format string, a ...any) {
 		violations++
@@ -331,6 +336,9 @@ func check(w io.Writer, recs []Record, clear, period float64) int {
 	}
 	var last float64
 	for _, r := range recs {
+		if until > 0 && r.T > until {
+			break
+		}
 		last = r.T
 		switch r.Kind {
 		case "Node":
@@ -379,6 +387,9 @@ func check(w io.Writer, recs []Record, clear, period float64) int {
 				update(r.Group, r.T)
 			}
 		}
+	}
+	if until > 0 {
+		last = until
 	}
 	for g, since := range below {
 		from := since
