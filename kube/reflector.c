@@ -109,6 +109,7 @@ static kb_kind kind_from_name(const char *kind)
 		{"Queue", KB_KIND_QUEUE},
 		{"PriorityClass", KB_KIND_PRIORITY_CLASS},
 		{"Namespace", KB_KIND_NAMESPACE},
+		{"Workload", KB_KIND_WORKLOAD},
 	};
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
 		if (strcmp(kinds[i].name, kind) == 0)
@@ -777,6 +778,18 @@ static void discover_done(void *ctx, int status, const char *body, size_t len)
 			served.volcano = serves(groups, "scheduling.volcano.sh/v1beta1");
 			served.cosched = serves(groups, "scheduling.x-k8s.io/v1alpha1");
 			served.cosched_old = serves(groups, "scheduling.sigs.k8s.io/v1alpha1");
+			/* A group version lists its resources only in its own
+			 * discovery document; these versions of scheduling.k8s.io
+			 * exist only for the gang API (v1beta1 also holds the old
+			 * PriorityClass, served by no current server). */
+			static const char *const k8s[] = {"scheduling.k8s.io/v1beta1",
+							  "scheduling.k8s.io/v1alpha3",
+							  "scheduling.k8s.io/v1alpha2"};
+			for (size_t i = 0; i < sizeof(k8s) / sizeof(k8s[0]) && !served.k8s_podgroups; i++)
+				if (serves(groups, k8s[i]))
+					served.k8s_podgroups = k8s[i];
+			served.k8s_workloads_v1alpha1 =
+				!served.k8s_podgroups && serves(groups, "scheduling.k8s.io/v1alpha1");
 			kb_yaml_file_release(&f);
 		} else {
 			status = -EINVAL; /* not an APIGroupList */
