@@ -94,7 +94,15 @@ void kb_reflector_test_expire(kb_reflector *r);
  * scheduling.x-k8s.io/v1alpha1, scheduling.sigs.k8s.io/v1alpha1; and
  * Kubernetes' own gang API, KEP-4671: the newest scheduling.k8s.io version
  * that serves PodGroups, else whether v1alpha1 Workloads are served). A
- * group that is not installed is simply absent, not an error. */
+ * group that is not installed is simply absent, not an error. Cost: one
+ * GET of /apis, plus one of /apis/scheduling.k8s.io/VERSION per candidate
+ * version of the gang API that /apis lists, newest first, until one whose
+ * document lists the resource (podgroups; workloads for v1alpha1): a
+ * version listed without it (the gate off, or an old server's
+ * PriorityClass) is not watched, since a failing watch would hold every
+ * session back. Errors: -EINVAL (no client or callback), -ENOMEM, or what
+ * kb_kube_request returns; done gets the HTTP status of /apis (200), or
+ * -EINVAL when /apis is not an APIGroupList. */
 typedef struct kb_served {
 	bool incubator, volcano, cosched, cosched_old;
 	/* "scheduling.k8s.io/v1beta1", ".../v1alpha3" or ".../v1alpha2"
