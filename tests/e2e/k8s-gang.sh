@@ -275,7 +275,7 @@ EOF
 		bash -c "[[ '$(pod_reason "$ns" big-0)' == *'gang \"$ns/big\"'* ]]"
 	echo "  short-0: $(pod_reason "$ns" short-0)"
 	check "too-big: minCount above the pods: the pods say so" \
-		bash -c "[[ '$(pod_reason "$ns" short-0)' == *'2 pods exist, fewer than minMember 4'* ]]"
+		bash -c "[[ '$(pod_reason "$ns" short-0)' == *'2 pods exist, fewer than minCount 4'* ]]"
 	echo "  orphan: $(pod_reason "$ns" orphan)"
 	check "too-big: a pod naming a missing PodGroup says so" \
 		bash -c "[[ '$(pod_reason "$ns" orphan)' == *'PodGroup \"$ns/not-made\" not found'* ]]"
