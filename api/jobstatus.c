@@ -48,3 +48,8 @@ void kb_job_status_of(const kb_job *j, const char *pending_reason, bool enqueue_
 	else if (ret->pending > 0)
 		ret->unschedulable = NULL;
 }
+
+const char *kb_job_min_name(const kb_job *j)
+{
+	return j->flavor == KB_PG_K8S || j->flavor == KB_PG_K8S_WORKLOAD ? "minCount" : "minMember";
+}

@@ -43,4 +43,9 @@ void kb_job_status_of(const kb_job *j, const char *pending_reason, bool enqueue_
 /* "Pending", "Inqueue", "Running", "Unknown", "Completed". */
 const char *kb_pg_phase_name(kb_pg_phase p);
 
+/* What users call j's minimum in reasons: "minCount" for Kubernetes' own
+ * gang API (KB_PG_K8S, KB_PG_K8S_WORKLOAD), else "minMember". A constant;
+ * O(1). */
+const char *kb_job_min_name(const kb_job *j);
+
 #endif

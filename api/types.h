@@ -194,13 +194,23 @@ typedef enum kb_pg_flavor {
 	KB_PG_KUBE_BATCH, /* scheduling.incubator.k8s.io/v1alpha1 */
 	KB_PG_VOLCANO,    /* scheduling.volcano.sh/v1beta1 */
 	KB_PG_COSCHED,    /* scheduling.x-k8s.io/v1alpha1 (or scheduling.sigs.k8s.io) */
+	/* Kubernetes' own (KEP-4671): a scheduling.k8s.io PodGroup
+	 * (v1alpha2, v1alpha3, v1beta1), whose status holds conditions only. */
+	KB_PG_K8S,
+	/* Kubernetes' own in v1.35: one podGroup (and replica key) of a
+	 * scheduling.k8s.io/v1alpha1 Workload. No object of its own, no status:
+	 * nothing is written for it. */
+	KB_PG_K8S_WORKLOAD,
 } kb_pg_flavor;
 
 typedef struct kb_job {
 	const char *uid;
 	const char *ns;
 	const char *name;
-	const char *key; /* "ns/name" of the PodGroup, or of the lone pod */
+	/* "ns/name" of the PodGroup, or of the lone pod; for a v1alpha1
+	 * Workload's gang "ns/workload/podGroup", "/replicaKey" appended when
+	 * the pods give one (names cannot hold '/', so keys never clash). */
+	const char *key;
 	kb_pg_flavor flavor;
 	int32_t queue; /* index into the snapshot's queues; -1 if its queue is unknown */
 	int32_t min_member;

@@ -1,6 +1,7 @@
 #include "cache/cluster.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -106,6 +107,7 @@ void kb_cluster_init(kb_cluster *c, const char *scheduler_name, const char *defa
 	store_init(&c->podgroups);
 	store_init(&c->queues);
 	store_init(&c->priority_classes);
+	store_init(&c->workloads);
 	c->scheduler_names[0] = scheduler_name;
 	c->nscheduler_names = 1;
 	c->default_queue = default_queue;
@@ -145,6 +147,7 @@ void kb_cluster_release(kb_cluster *c)
 	store_release(&c->podgroups);
 	store_release(&c->queues);
 	store_release(&c->priority_classes);
+	store_release(&c->workloads);
 }
 
 static kb_store *store_of(kb_cluster *c, kb_kind kind)
@@ -160,6 +163,8 @@ static kb_store *store_of(kb_cluster *c, kb_kind kind)
 		return &c->queues;
 	case KB_KIND_PRIORITY_CLASS:
 		return &c->priority_classes;
+	case KB_KIND_WORKLOAD:
+		return &c->workloads;
 	default:
 		return NULL;
 	}
@@ -1137,7 +1142,10 @@ static void build_podgroup_jobs(const kb_cluster *c, kb_snapshot *s, const prio_
 		j->min_resources = pg->min_resources;
 		j->roles = pg->min_task_member;
 		j->nroles = pg->nmin_task_member;
-		j->foreign = pg->volcano_job; /* until its pods say (mark_outside_pods) */
+		/* Until its pods say (mark_outside_pods): a volcano Job's group is
+		 * volcano's, and a scheduling.k8s.io PodGroup may be any
+		 * scheduler's (its pods come with it; no admission waits). */
+		j->foreign = pg->volcano_job || pg->flavor == KB_PG_K8S;
 		j->priority = INT32_MIN; /* resolved by resolve_job_priorities */
 		int32_t v;
 		if (priority_class_value(pt, pg->priority_class_name, &v))
@@ -1172,9 +1180,56 @@ static void build_lone_jobs(const kb_cluster *c, kb_snapshot *s)
 	}
 }
 
+/* The job of the gang a pod names through spec.workloadRef (v1.35): the
+ * Workload's podGroup of that name gives minMember (minCount, 1 for
+ * basic); the queue is the Workload's annotation, else the pod's, else the
+ * namespace's, else the default. A Workload that does not exist (yet), or
+ * lacks the podGroup, makes an invalid job that says so: its pods wait,
+ * none is bound. 0, or -ENOMEM (no reason could be written).
+ * O(log workloads + podGroups of the Workload). */
+static int workload_job(const kb_cluster *c, kb_snapshot *s, kb_job *j, const kb_pod_obj *p,
+			 const char *ns)
+{
+	const kb_slot *wsl = store_get(&c->workloads, p->workload_key);
+	const kb_workload_obj *w = wsl ? &wsl->obj->u.workload : NULL;
+	const kb_workload_group *g = NULL;
+	for (uint32_t k = 0; w && k < w->ngroups && !g; k++)
+		if (strcmp(w->groups[k].name, p->workload_pod_group) == 0)
+			g = &w->groups[k];
+	j->flavor = KB_PG_K8S_WORKLOAD;
+	j->phase = KB_PG_INQUEUE; /* no admission step in this API */
+	job_set_queue(s, j, queue_of(c, w && w->queue ? w->queue : p->queue_name, ns));
+	if (g) {
+		j->min_member = g->min_count;
+		return 0;
+	}
+	if (!w) {
+		j->invalid = kb_arena_printf(&s->arena,
+					     "Workload \"%s\" (spec.workloadRef.name) not found",
+					     p->workload_key);
+		return j->invalid ? 0 : -ENOMEM;
+	}
+	/* Name what the Workload has, so the mistake is plain. */
+	char have[256] = "";
+	size_t len = 0;
+	for (uint32_t k = 0; k < w->ngroups && len < sizeof(have); k++) {
+		int n = snprintf(have + len, sizeof(have) - len, "%s\"%s\"", k ? ", " : "",
+				 w->groups[k].name);
+		if (n < 0)
+			break;
+		len += (size_t)n;
+	}
+	j->invalid = kb_arena_printf(&s->arena,
+				     "Workload \"%s\" has no podGroup \"%s\" (spec.workloadRef.podGroup; "
+				     "it has %s)",
+				     p->workload_key, p->workload_pod_group, w->ngroups ? have : "none");
+	return j->invalid ? 0 : -ENOMEM;
+}
+
 /* Group keys of grouped pods into gkeys (by task, tasks sorted); a pod
  * naming a PodGroup that does not exist (yet) gets a job that says so, and
- * waits. A job of that key exists when the store has the PodGroup, or a
+ * waits; a pod naming a v1alpha1 Workload's gang gets its job here
+ * (workload_job). A job of that key exists when the store has the PodGroup, or a
  * lone pod of ours of that key (its job has the pod's key), or an earlier
  * pod made it. */
 static int build_missing_group_jobs(const kb_cluster *c, kb_snapshot *s, const char **gkeys,
@@ -1206,8 +1261,17 @@ static int build_missing_group_jobs(const kb_cluster *c, kb_snapshot *s, const c
 		j->min_member = 1;
 		j->creation_ms = t->creation_ms;
 		j->priority = t->priority;
-		job_set_queue(s, j, queue_of(c, p->queue_name, t->ns));
-		j->invalid = kb_arena_printf(&s->arena, "PodGroup \"%s\" not found", gkeys[i]);
+		if (p->group_via == KB_GROUP_WORKLOAD_REF) {
+			if ((r = workload_job(c, s, j, p, t->ns)) < 0)
+				break;
+		} else {
+			job_set_queue(s, j, queue_of(c, p->queue_name, t->ns));
+			j->invalid = kb_arena_printf(&s->arena, "PodGroup \"%s\" not found", gkeys[i]);
+			if (!j->invalid) {
+				r = -ENOMEM;
+				break;
+			}
+		}
 		if ((r = kb_strmap_put(&jobkeys, gkeys[i], s->njobs)) < 0)
 			break;
 		s->njobs++;
@@ -1252,7 +1316,8 @@ static int link_tasks(const kb_cluster *c, kb_snapshot *s, kb_arena *scratch, co
  * both is invalid: nothing of it is bound until they agree. A group with
  * no pods yet is ours (an operator creates it first, and its pods once it
  * is Inqueue), unless a volcano Job made it (volcano's job controller waits
- * for volcano's scheduler in the same way). Cost: O(pods), plus O(log jobs) per such pod. */
+ * for volcano's scheduler in the same way) or it is a scheduling.k8s.io
+ * PodGroup (its controller makes its pods with it, for any scheduler). Cost: O(pods), plus O(log jobs) per such pod. */
 static int mark_outside_pods(const kb_cluster *c, kb_snapshot *s, kb_arena *scratch)
 {
 	int32_t *nother = NULL;     /* per job: pods naming another scheduler */
@@ -1310,11 +1375,37 @@ static int mark_outside_pods(const kb_cluster *c, kb_snapshot *s, kb_arena *scra
 			j->foreign = false;
 			continue;
 		}
-		j->invalid = "made by a volcano Job (its controller ownerReference is "
-			     "batch.volcano.sh) and no pod yet: volcano's scheduler admits it, "
-			     "left alone";
+		j->invalid = j->flavor == KB_PG_K8S
+				     ? "a scheduling.k8s.io PodGroup with no pod yet: its pods' "
+				       "schedulerName says whose it is, left alone until then"
+				     : "made by a volcano Job (its controller ownerReference is "
+				       "batch.volcano.sh) and no pod yet: volcano's scheduler admits "
+				       "it, left alone";
 	}
 	return 0;
+}
+
+/* A scheduling.k8s.io PodGroup whose own annotation names no queue takes
+ * the one its pods' annotation KB_ANN_VOLCANO_QUEUE names (the first task
+ * in the job's order that has one): that API has no queue, and the
+ * controllers that make its PodGroups (the Job controller) copy the pod
+ * template's annotations onto the pods only. O(tasks of such jobs). */
+static void k8s_pod_queues(const kb_cluster *c, kb_snapshot *s)
+{
+	for (uint32_t i = 0; i < s->njobs; i++) {
+		kb_job *j = &s->jobs[i];
+		if (j->flavor != KB_PG_K8S || j->cache_slot == UINT32_MAX ||
+		    c->podgroups.slots.v[j->cache_slot].obj->u.podgroup.queue)
+			continue;
+		for (uint32_t k = 0; k < j->ntasks; k++) {
+			const kb_task *t = &s->tasks[s->job_tasks[j->first_task + k]];
+			const char *q = c->pods.slots.v[t->cache_slot].obj->u.pod.queue_name;
+			if (q) {
+				job_set_queue(s, j, q);
+				break;
+			}
+		}
+	}
 }
 
 /* Job priority: its PodGroup's class, else the highest of its tasks (else
@@ -1376,8 +1467,10 @@ static int snapshot_build(kb_cluster *c, kb_snapshot *s, uint32_t **ret_node_slo
 		qsort(s->jobs, s->njobs, sizeof(kb_job), cmp_job_key);
 		r = link_tasks(c, s, &scratch, gkeys);
 	}
-	if (r == 0)
+	if (r == 0) {
+		k8s_pod_queues(c, s);
 		r = mark_outside_pods(c, s, &scratch);
+	}
 	kb_arena_release(&scratch);
 	if (r < 0)
 		return kb_err_set(err, r, "building the snapshot: out of memory");

@@ -7,7 +7,9 @@
  * what the simulated kubelet did (a pod running, finished, evicted).
  *
  * kb_cluster_snapshot() turns the store into the session's arrays
- * (api/snapshot.h): jobs from PodGroups and lone pods, tasks from our pods,
+ * (api/snapshot.h): jobs from PodGroups, from the podGroups of v1alpha1
+ * Workloads that pods name (one job per workload, podGroup and replica key)
+ * and from lone pods, tasks from our pods,
  * foreign pods as load on their nodes, priorities resolved through
  * PriorityClasses, queues resolved (PodGroup spec.queue, else the namespace
  * mapping, else the default queue).
@@ -112,6 +114,7 @@ typedef struct kb_snapshot_cache {
 typedef struct kb_cluster {
 	kb_resnames resnames;
 	kb_store nodes, pods, podgroups, queues, priority_classes;
+	kb_store workloads; /* scheduling.k8s.io/v1alpha1 Workloads (their podGroups are gangs) */
 	/* The schedulerNames whose pods are ours; a pod naming another is
 	 * foreign (counted on its node, never placed), and so is a PodGroup
 	 * whose pods all name another. The first is the name kube-batchd

@@ -174,6 +174,10 @@ kb_pg_flavor dec_pg_flavor(const char *api_version)
 	if (strcmp(api_version, "scheduling.x-k8s.io/v1alpha1") == 0 ||
 	    strcmp(api_version, "scheduling.sigs.k8s.io/v1alpha1") == 0)
 		return KB_PG_COSCHED;
+	if (strcmp(api_version, "scheduling.k8s.io/v1alpha2") == 0 ||
+	    strcmp(api_version, "scheduling.k8s.io/v1alpha3") == 0 ||
+	    strcmp(api_version, "scheduling.k8s.io/v1beta1") == 0)
+		return KB_PG_K8S;
 	return KB_PG_NONE;
 }
 
@@ -521,7 +525,7 @@ static int dec_time(dec_ctx *d, const kb_yaml_node *n, const char *path, bool *r
 
 static bool namespaced(kb_kind k)
 {
-	return k == KB_KIND_POD || k == KB_KIND_PODGROUP;
+	return k == KB_KIND_POD || k == KB_KIND_PODGROUP || k == KB_KIND_WORKLOAD;
 }
 
 /* metadata.name and metadata.namespace, then the key they make. */

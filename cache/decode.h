@@ -125,7 +125,8 @@ int dec_taint_effect(dec_ctx *d, const kb_yaml_node *n, const char *path, kb_tai
 
 /* The PodGroup and Queue family an apiVersion names: KB_PG_KUBE_BATCH,
  * KB_PG_VOLCANO, KB_PG_COSCHED (scheduling.x-k8s.io and its older name
- * scheduling.sigs.k8s.io), or KB_PG_NONE. */
+ * scheduling.sigs.k8s.io), KB_PG_K8S (scheduling.k8s.io/v1alpha2, v1alpha3,
+ * v1beta1), or KB_PG_NONE. */
 kb_pg_flavor dec_pg_flavor(const char *api_version);
 
 /* ---- mappings and lists --------------------------------------------------------- */
@@ -213,6 +214,13 @@ int dec_pod(dec_ctx *d);
 int dec_podgroup(dec_ctx *d);
 int dec_queue(dec_ctx *d);
 int dec_priority_class(dec_ctx *d);
+/* cache/decode_workload.c: a scheduling.k8s.io/v1alpha1 Workload; the
+ * fields of a scheduling.k8s.io PodGroup (dec_podgroup hands those over);
+ * a pod's spec.schedulingGroup or spec.workloadRef into po->group_* (left
+ * alone when it has neither). */
+int dec_workload(dec_ctx *d);
+int dec_k8s_podgroup(dec_ctx *d);
+int dec_pod_k8s_group(dec_ctx *d, const kb_yaml_node *spec, kb_pod_obj *po);
 
 /* Pod pieces, for dec_pod. spec is the pod's spec mapping, or NULL.
  * dec_pod_containers: po->req (effective request, see cache/objects.h, with

@@ -37,12 +37,16 @@ static int dec_phase(dec_ctx *d, const kb_yaml_node *status, kb_pod_phase *ret)
 	return 0;
 }
 
-/* The PodGroup the pod names, first found of: the annotations
+/* The group the pod names, first found of: spec.schedulingGroup and
+ * spec.workloadRef (Kubernetes' own, decode_workload.c), the annotations
  * KB_ANN_GROUP_NAME and KB_ANN_VOLCANO_GROUP_NAME, the labels
  * KB_LABEL_COSCHED_GROUP and KB_LABEL_COSCHED_GROUP_OLD. */
-static int dec_group(dec_ctx *d, kb_pod_obj *po)
+static int dec_group(dec_ctx *d, const kb_yaml_node *spec, kb_pod_obj *po)
 {
 	const kb_meta *m = &d->o->meta;
+	int r = dec_pod_k8s_group(d, spec, po);
+	if (r < 0 || po->group_name)
+		return r;
 	const char *g = kb_labels_get(&m->annotations, KB_ANN_GROUP_NAME);
 	if (!g || !*g)
 		g = kb_labels_get(&m->annotations, KB_ANN_VOLCANO_GROUP_NAME);
@@ -51,6 +55,7 @@ static int dec_group(dec_ctx *d, kb_pod_obj *po)
 	if (!g || !*g)
 		g = kb_labels_get(&m->labels, KB_LABEL_COSCHED_GROUP_OLD);
 	po->group_name = g && *g ? g : NULL;
+	po->group_via = po->group_name ? KB_GROUP_ANNOTATION : KB_GROUP_NONE;
 	if (po->group_name &&
 	    !(po->group_key = kb_arena_printf(d->a, "%s/%s", m->ns, po->group_name)))
 		return dec_nomem(d);
@@ -236,7 +241,7 @@ int dec_pod(dec_ctx *d)
 		return r;
 	if ((r = dec_preemption_policy(d, kb_yaml_get(spec, "preemptionPolicy"),
 				       "spec.preemptionPolicy", &po->preemption_policy)) < 0 ||
-	    (r = dec_preemptable(d, po)) < 0 || (r = dec_group(d, po)) < 0)
+	    (r = dec_preemptable(d, po)) < 0 || (r = dec_group(d, spec, po)) < 0)
 		return r;
 	po->task_role = kb_labels_get(&d->o->meta.annotations, KB_ANN_TASK_SPEC);
 	po->queue_name = dec_annotation_nonempty(d, KB_ANN_VOLCANO_QUEUE);

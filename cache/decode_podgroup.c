@@ -1,6 +1,6 @@
 /* decode_podgroup.c - a PodGroup's fields (see decode.h), kube-batch's,
  * volcano's or coscheduling's (under either of its two group names; see
- * dec_pg_flavor): minMember, minResources, queue and priorityClassName (not
+ * dec_pg_flavor; Kubernetes' own is decode_workload.c's): minMember, minResources, queue and priorityClassName (not
  * in coscheduling's), volcano's minTaskMember, and the status a scheduler
  * last wrote. Another
  * apiVersion is an error. */
@@ -152,8 +152,11 @@ int dec_podgroup(dec_ctx *d)
 		return dec_fail(d, -EINVAL, av, "apiVersion",
 				"unknown PodGroup API \"%.*s\" (want "
 				"scheduling.incubator.k8s.io/v1alpha1, "
-				"scheduling.volcano.sh/v1beta1 or scheduling.x-k8s.io/v1alpha1)",
+				"scheduling.volcano.sh/v1beta1, scheduling.x-k8s.io/v1alpha1 or "
+				"scheduling.k8s.io/v1beta1, v1alpha3, v1alpha2)",
 				DEC_QUOTE_MAX, d->o->api_version);
+	if (pg->flavor == KB_PG_K8S)
+		return dec_k8s_podgroup(d);
 	const kb_yaml_node *spec, *status;
 	int r;
 	if ((r = dec_map(d, kb_yaml_get(d->root, "spec"), "spec", &spec)) < 0 ||

@@ -37,6 +37,9 @@ static kb_kind kind_of(const char *api_version, const char *kind)
 		return KB_KIND_PODGROUP; /* an unknown API is an error, in dec_podgroup() */
 	if (strcmp(kind, "Queue") == 0)
 		return KB_KIND_QUEUE;
+	if (strcmp(kind, "Workload") == 0) /* later versions are templates only */
+		return strcmp(api_version, "scheduling.k8s.io/v1alpha1") == 0 ? KB_KIND_WORKLOAD
+									   : KB_KIND_OTHER;
 	return KB_KIND_OTHER;
 }
 
@@ -167,6 +170,8 @@ static void reloc_object(const packer *pk, kb_object *o)
 		RELOC(pk, po->group_key);
 		RELOC(pk, po->task_role);
 		RELOC(pk, po->queue_name);
+		RELOC(pk, po->workload_key);
+		RELOC(pk, po->workload_pod_group);
 		reloc_pod_spec(pk, &po->spec);
 		RELOC(pk, po->gpu_devices);
 		break;
@@ -186,6 +191,15 @@ static void reloc_object(const packer *pk, kb_object *o)
 	case KB_KIND_QUEUE:
 		RELOC(pk, o->u.queue.parent);
 		break;
+	case KB_KIND_WORKLOAD: {
+		kb_workload_obj *w = &o->u.workload;
+		RELOC(pk, w->groups);
+		kb_workload_group *g = (kb_workload_group *)w->groups;
+		for (uint32_t i = 0; i < w->ngroups; i++)
+			RELOC(pk, g[i].name);
+		RELOC(pk, w->queue);
+		break;
+	}
 	case KB_KIND_PRIORITY_CLASS:
 	case KB_KIND_NAMESPACE:
 	case KB_KIND_OTHER:
@@ -228,6 +242,8 @@ static int dec_kind(dec_ctx *d)
 		return dec_queue(d);
 	case KB_KIND_PRIORITY_CLASS:
 		return dec_priority_class(d);
+	case KB_KIND_WORKLOAD:
+		return dec_workload(d);
 	case KB_KIND_NAMESPACE:
 	case KB_KIND_OTHER:
 		break;

@@ -6,10 +6,16 @@
  *
  * Kinds: Node, Pod, PodGroup (scheduling.incubator.k8s.io/v1alpha1,
  * scheduling.volcano.sh/v1beta1, scheduling.x-k8s.io/v1alpha1 and its older
- * name scheduling.sigs.k8s.io/v1alpha1), Queue (scheduling.incubator.k8s.io
- * /v1alpha1, scheduling.volcano.sh/v1beta1), PriorityClass
- * (scheduling.k8s.io/v1), Namespace (v1). Any other kind decodes as
- * KB_KIND_OTHER (callers skip it).
+ * name scheduling.sigs.k8s.io/v1alpha1, and Kubernetes' own of KEP-4671,
+ * scheduling.k8s.io/v1alpha2, v1alpha3 and v1beta1), Workload
+ * (scheduling.k8s.io/v1alpha1 only: Kubernetes v1.35's gang API, where the
+ * Workload itself lists the gangs; in v1.36 and later the runtime PodGroup
+ * carries the policy and a Workload is only its template, which the
+ * scheduler does not read, so those Workloads are KB_KIND_OTHER), Queue
+ * (scheduling.incubator.k8s.io/v1alpha1, scheduling.volcano.sh/v1beta1),
+ * PriorityClass (scheduling.k8s.io/v1), Namespace (v1). Any other kind
+ * decodes as KB_KIND_OTHER (callers skip it). cache/decode_workload.c says
+ * how the upstream gang API maps onto a job.
  *
  * Ownership: a kb_object and every string and array it points to are one
  * heap block, sized to what the object holds (the decoder builds the object
@@ -23,7 +29,7 @@
  *
  * Defaults, where Kubernetes or the CRD owners define them (see the unit
  * tests for each):
- *  - metadata.namespace "default" for Pod and PodGroup, "" for Node, Queue,
+ *  - metadata.namespace "default" for Pod, PodGroup and Workload, "" for Node, Queue,
  *    PriorityClass and Namespace; for other kinds the namespace as written.
  *  - Node: status.allocatable, else status.capacity; pods 110 when absent
  *    (the kubelet's --max-pods default); Ready unless a Ready condition says
@@ -34,8 +40,11 @@
  *    started before it) + overhead, as k8s' resource helpers compute it
  *    (sidecars are init containers with restartPolicy Always; without any
  *    this is max(sum of containers, max of init containers)); pods = 1.
- *  - PodGroup: minMember 0 when absent in all three APIs (Go's zero value:
- *    no CRD defaults it); the queue is spec.queue, else the annotation
+ *  - PodGroup: minMember 0 when absent in the three older APIs (Go's zero
+ *    value: no CRD defaults it); a scheduling.k8s.io PodGroup's is its
+ *    spec.schedulingPolicy.gang.minCount, or 1 for policy basic (each pod
+ *    placed as it fits, none waits for another), and it is admitted
+ *    (Inqueue) at once: that API has no admission phase; the queue is spec.queue, else the annotation
  *    KB_ANN_VOLCANO_QUEUE, else NULL, so the queue configuration's
  *    namespace mapping, then the default queue, applies (in a cluster,
  *    volcano's CRD writes "default" itself at admission);
@@ -100,6 +109,7 @@ typedef enum kb_kind {
 	KB_KIND_QUEUE,
 	KB_KIND_PRIORITY_CLASS,
 	KB_KIND_NAMESPACE,
+	KB_KIND_WORKLOAD, /* scheduling.k8s.io/v1alpha1 Workload */
 } kb_kind;
 
 typedef struct kb_meta {
@@ -151,6 +161,14 @@ typedef enum kb_preemption_policy {
 	KB_PREEMPTION_NEVER,            /* Never: waits, evicts nobody */
 } kb_preemption_policy;
 
+/* How a pod names its group (kb_pod_obj.group_via). */
+typedef enum kb_group_via {
+	KB_GROUP_NONE = 0,
+	KB_GROUP_ANNOTATION,       /* an annotation or label of the three older families */
+	KB_GROUP_SCHEDULING_GROUP, /* spec.schedulingGroup.podGroupName: a scheduling.k8s.io PodGroup */
+	KB_GROUP_WORKLOAD_REF,     /* spec.workloadRef: a podGroup of a v1alpha1 Workload */
+} kb_group_via;
+
 typedef struct kb_pod_obj {
 	const char *scheduler_name; /* spec.schedulerName; "default-scheduler" when absent */
 	const char *node_name;      /* spec.nodeName, or NULL */
@@ -167,8 +185,18 @@ typedef struct kb_pod_obj {
 	 * API refused, in backoff): not to be placed, counted as gated in its
 	 * gang. Never decoded; carried over to the pod's next object. */
 	bool held;
-	const char *group_name; /* PodGroup name in the pod's namespace, or NULL */
+	/* The pod's group, first found of: spec.schedulingGroup.podGroupName
+	 * (Kubernetes >= 1.36), spec.workloadRef (1.35), the annotations
+	 * KB_ANN_GROUP_NAME and KB_ANN_VOLCANO_GROUP_NAME, the labels
+	 * KB_LABEL_COSCHED_GROUP and KB_LABEL_COSCHED_GROUP_OLD. */
+	kb_group_via group_via;
+	/* PodGroup name in the pod's namespace, or NULL; for a workloadRef
+	 * "workload/podGroup[/replicaKey]" (the gang, not an object). */
+	const char *group_name;
 	const char *group_key;  /* "ns/group_name", or NULL */
+	/* KB_GROUP_WORKLOAD_REF only: "ns/workload" and the podGroup name. */
+	const char *workload_key;
+	const char *workload_pod_group;
 	kb_res req;      /* effective request, as the kubelet counts it (above) */
 	bool best_effort;
 	kb_pod_spec spec;
@@ -202,6 +230,21 @@ typedef struct kb_podgroup_obj {
 	bool volcano_job;
 } kb_podgroup_obj;
 
+/* One item of a v1alpha1 Workload's spec.podGroups. */
+typedef struct kb_workload_group {
+	const char *name;
+	bool basic;        /* policy.basic: its pods are placed one by one */
+	int32_t min_count; /* policy.gang.minCount; 1 for basic */
+} kb_workload_group;
+
+/* A scheduling.k8s.io/v1alpha1 Workload: the gangs its pods name through
+ * spec.workloadRef. It has no status. */
+typedef struct kb_workload_obj {
+	const kb_workload_group *groups; /* spec.podGroups, in order (names unique) */
+	uint32_t ngroups;
+	const char *queue; /* annotation KB_ANN_VOLCANO_QUEUE, or NULL */
+} kb_workload_obj;
+
 typedef struct kb_queue_obj {
 	kb_pg_flavor flavor; /* KB_PG_KUBE_BATCH or KB_PG_VOLCANO */
 	int32_t weight;      /* default 1 */
@@ -230,6 +273,7 @@ typedef struct kb_object {
 		kb_podgroup_obj podgroup;
 		kb_queue_obj queue;
 		kb_priority_class_obj priority_class;
+		kb_workload_obj workload;
 	} u;
 } kb_object;
 
@@ -251,6 +295,12 @@ int kb_object_decode(const kb_yaml_node *doc, const char *source, kb_resnames *r
 int kb_object_decode_as(const kb_yaml_node *doc, const char *default_api_version,
 			const char *default_kind, const char *source, kb_resnames *resnames,
 			kb_object **ret_obj, kb_err *err);
+
+/* The condition type a scheduler writes on a scheduling.k8s.io PodGroup
+ * of api_version: "PodGroupScheduled" (v1alpha2) or
+ * "PodGroupInitiallyScheduled" (v1alpha3, v1beta1). A constant; O(1).
+ * (cache/decode_workload.c) */
+const char *kb_k8s_podgroup_condition(const char *api_version);
 
 /* Frees the object and everything it owns. Accepts NULL; returns NULL. */
 kb_object *kb_object_free(kb_object *o);

@@ -27,6 +27,8 @@ bool kb_pod_same_build(const kb_object *a, const kb_object *b)
 	       pa->has_priority == pb->has_priority && pa->priority == pb->priority &&
 	       str_eq(pa->priority_class_name, pb->priority_class_name) &&
 	       str_eq(pa->group_name, pb->group_name) && str_eq(pa->group_key, pb->group_key) &&
+	       pa->group_via == pb->group_via && str_eq(pa->workload_key, pb->workload_key) &&
+	       str_eq(pa->workload_pod_group, pb->workload_pod_group) &&
 	       pa->preemption_policy == pb->preemption_policy &&
 	       pa->preemptable == pb->preemptable && str_eq(pa->task_role, pb->task_role) &&
 	       str_eq(pa->queue_name, pb->queue_name) && pa->gated == pb->gated && pa->held == pb->held &&

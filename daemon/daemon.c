@@ -367,16 +367,33 @@ static void on_discovered(void *ctx, int status, const kb_served *served)
 	if (served->cosched_old)
 		r |= start_reflector(d, "/apis/scheduling.sigs.k8s.io/v1alpha1/podgroups",
 				     "scheduling.sigs.k8s.io/v1alpha1", "PodGroup");
+	/* Kubernetes' own gang API (KEP-4671): the runtime PodGroups of the
+	 * newest version served (v1.36 and later), else v1.35's Workloads,
+	 * whose podGroups are the gangs. */
+	char k8s_path[96] = "";
+	if (served->k8s_podgroups) {
+		(void)snprintf(k8s_path, sizeof(k8s_path), "/apis/%s/podgroups",
+			       served->k8s_podgroups);
+		r |= start_reflector(d, k8s_path, served->k8s_podgroups, "PodGroup");
+	} else if (served->k8s_workloads_v1alpha1) {
+		r |= start_reflector(d, "/apis/scheduling.k8s.io/v1alpha1/workloads",
+				     "scheduling.k8s.io/v1alpha1", "Workload");
+	}
 	if (r) {
 		kb_error("could not start every watch; stopping");
 		ev_break(d->loop, EVBREAK_ALL);
 		return;
 	}
-	kb_info("watching %d resources (PodGroups:%s%s%s%s)", d->nrefl,
+	kb_info("watching %d resources (PodGroups:%s%s%s%s%s%s)", d->nrefl,
 		served->incubator ? " scheduling.incubator.k8s.io" : "",
 		served->volcano ? " scheduling.volcano.sh" : "",
 		served->cosched ? " scheduling.x-k8s.io" : "",
-		served->cosched_old ? " scheduling.sigs.k8s.io" : "");
+		served->cosched_old ? " scheduling.sigs.k8s.io" : "",
+		served->k8s_podgroups ? " " : "",
+		served->k8s_podgroups ? served->k8s_podgroups
+				      : served->k8s_workloads_v1alpha1
+						? " scheduling.k8s.io/v1alpha1 (Workloads)"
+						: "");
 	d->discovered = true;
 	check_synced(d);
 }

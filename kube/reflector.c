@@ -113,6 +113,7 @@ static kb_kind kind_from_name(const char *kind)
 		{"Queue", KB_KIND_QUEUE},
 		{"PriorityClass", KB_KIND_PRIORITY_CLASS},
 		{"Namespace", KB_KIND_NAMESPACE},
+		{"Workload", KB_KIND_WORKLOAD},
 	};
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
 		if (strcmp(kinds[i].name, kind) == 0)
@@ -840,9 +841,30 @@ void kb_reflector_test_expire(kb_reflector *r)
 
 /* ---- discovery ---------------------------------------------------------------- */
 
+/* Kubernetes' own gang API: the versions of scheduling.k8s.io kube-batchd
+ * reads, newest first, and the resource each needs. */
+static const struct {
+	const char *gv, *resource;
+} k8s_gang[] = {
+	{"scheduling.k8s.io/v1beta1", "podgroups"},
+	{"scheduling.k8s.io/v1alpha3", "podgroups"},
+	{"scheduling.k8s.io/v1alpha2", "podgroups"},
+	{"scheduling.k8s.io/v1alpha1", "workloads"},
+};
+#define NK8S_GANG (sizeof(k8s_gang) / sizeof(k8s_gang[0]))
+
 typedef struct discover_ctx {
 	void (*done)(void *ctx, int status, const kb_served *served);
 	void *ctx;
+	kb_kube_client *c;
+	kb_served served;
+	/* The k8s_gang versions /apis lists, tried in order: a version is
+	 * taken only when its own document lists the resource (v1beta1 and
+	 * v1alpha1 also held the PriorityClass of servers before v1.22, and
+	 * a version may be served with the feature gate off). */
+	bool listed[NK8S_GANG];
+	size_t next; /* the next k8s_gang index to try */
+	char path[64];
 } discover_ctx;
 
 static bool serves(const kb_yaml_node *groups, const char *group_version)
@@ -858,28 +880,84 @@ static bool serves(const kb_yaml_node *groups, const char *group_version)
 	return false;
 }
 
+static void discover_finish(discover_ctx *d, int status)
+{
+	void (*done)(void *, int, const kb_served *) = d->done;
+	void *uctx = d->ctx;
+	kb_served served = d->served;
+	free(d);
+	done(uctx, status, &served);
+}
+
+static void discover_k8s_next(discover_ctx *d);
+
+/* The answer for /apis/<k8s_gang[d->next - 1].gv>: an APIResourceList. Not
+ * 200 or not parseable: that version is not taken (its watch would fail
+ * and hold every session back), the next is tried. */
+static void discover_k8s_done(void *ctx, int status, const char *body, size_t len)
+{
+	discover_ctx *d = ctx;
+	size_t i = d->next - 1;
+	bool found = false;
+	kb_yaml_file f;
+	kb_err err;
+	if (status == 200 && kb_json_load_buffer(body, len, d->path, &f, &err) == 0) {
+		const kb_yaml_node *res = f.ndocs == 1 ? kb_yaml_get(f.docs[0], "resources") : NULL;
+		for (size_t j = 0; res && res->kind == KB_YAML_SEQ && j < res->n && !found; j++) {
+			const char *name = kb_yaml_str(kb_yaml_get(res->items[j], "name"));
+			found = name && strcmp(name, k8s_gang[i].resource) == 0;
+		}
+		kb_yaml_file_release(&f);
+	}
+	if (found) {
+		if (strcmp(k8s_gang[i].resource, "podgroups") == 0)
+			d->served.k8s_podgroups = k8s_gang[i].gv;
+		else
+			d->served.k8s_workloads_v1alpha1 = true;
+		discover_finish(d, 200);
+		return;
+	}
+	discover_k8s_next(d);
+}
+
+/* Asks for the next listed k8s_gang version's document; done when none is
+ * left (or the request cannot start: the gang API is then not watched). */
+static void discover_k8s_next(discover_ctx *d)
+{
+	while (d->next < NK8S_GANG && !d->listed[d->next])
+		d->next++;
+	if (d->next >= NK8S_GANG) {
+		discover_finish(d, 200);
+		return;
+	}
+	(void)snprintf(d->path, sizeof(d->path), "/apis/%s", k8s_gang[d->next].gv);
+	d->next++;
+	if (kb_kube_request(d->c, "GET", d->path, NULL, NULL, discover_k8s_done, d) < 0)
+		discover_finish(d, 200);
+}
+
 static void discover_done(void *ctx, int status, const char *body, size_t len)
 {
 	discover_ctx *d = ctx;
-	kb_served served = {0};
-	if (status == 200) {
-		kb_yaml_file f;
-		kb_err err;
-		if (kb_json_load_buffer(body, len, "/apis", &f, &err) == 0) {
-			const kb_yaml_node *groups = f.ndocs == 1 ? kb_yaml_get(f.docs[0], "groups") : NULL;
-			served.incubator = serves(groups, "scheduling.incubator.k8s.io/v1alpha1");
-			served.volcano = serves(groups, "scheduling.volcano.sh/v1beta1");
-			served.cosched = serves(groups, "scheduling.x-k8s.io/v1alpha1");
-			served.cosched_old = serves(groups, "scheduling.sigs.k8s.io/v1alpha1");
-			kb_yaml_file_release(&f);
-		} else {
-			status = -EINVAL; /* not an APIGroupList */
-		}
+	if (status != 200) {
+		discover_finish(d, status);
+		return;
 	}
-	void (*done)(void *, int, const kb_served *) = d->done;
-	void *uctx = d->ctx;
-	free(d);
-	done(uctx, status, &served);
+	kb_yaml_file f;
+	kb_err err;
+	if (kb_json_load_buffer(body, len, "/apis", &f, &err) < 0) {
+		discover_finish(d, -EINVAL); /* not an APIGroupList */
+		return;
+	}
+	const kb_yaml_node *groups = f.ndocs == 1 ? kb_yaml_get(f.docs[0], "groups") : NULL;
+	d->served.incubator = serves(groups, "scheduling.incubator.k8s.io/v1alpha1");
+	d->served.volcano = serves(groups, "scheduling.volcano.sh/v1beta1");
+	d->served.cosched = serves(groups, "scheduling.x-k8s.io/v1alpha1");
+	d->served.cosched_old = serves(groups, "scheduling.sigs.k8s.io/v1alpha1");
+	for (size_t i = 0; i < NK8S_GANG; i++)
+		d->listed[i] = serves(groups, k8s_gang[i].gv);
+	kb_yaml_file_release(&f);
+	discover_k8s_next(d);
 }
 
 int kb_discover(kb_kube_client *c, void (*done)(void *ctx, int status, const kb_served *served),
@@ -887,11 +965,12 @@ int kb_discover(kb_kube_client *c, void (*done)(void *ctx, int status, const kb_
 {
 	if (!c || !done)
 		return -EINVAL;
-	discover_ctx *d = malloc(sizeof(*d));
+	discover_ctx *d = calloc(1, sizeof(*d));
 	if (!d)
 		return -ENOMEM;
 	d->done = done;
 	d->ctx = ctx;
+	d->c = c;
 	int e = kb_kube_request(c, "GET", "/apis", NULL, NULL, discover_done, d);
 	if (e < 0)
 		free(d);

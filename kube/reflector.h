@@ -133,10 +133,24 @@ void kb_reflector_test_expire(kb_reflector *r);
 /* Discovery: calls done with the API groups/versions the server serves
  * among those kube-batchd can read (PodGroups and Queues of
  * scheduling.incubator.k8s.io/v1alpha1, scheduling.volcano.sh/v1beta1,
- * scheduling.x-k8s.io/v1alpha1, scheduling.sigs.k8s.io/v1alpha1). A group
- * that is not installed is simply absent, not an error. */
+ * scheduling.x-k8s.io/v1alpha1, scheduling.sigs.k8s.io/v1alpha1; and
+ * Kubernetes' own gang API, KEP-4671: the newest scheduling.k8s.io version
+ * that serves PodGroups, else whether v1alpha1 Workloads are served). A
+ * group that is not installed is simply absent, not an error. Cost: one
+ * GET of /apis, plus one of /apis/scheduling.k8s.io/VERSION per candidate
+ * version of the gang API that /apis lists, newest first, until one whose
+ * document lists the resource (podgroups; workloads for v1alpha1): a
+ * version listed without it (the gate off, or an old server's
+ * PriorityClass) is not watched, since a failing watch would hold every
+ * session back. Errors: -EINVAL (no client or callback), -ENOMEM, or what
+ * kb_kube_request returns; done gets the HTTP status of /apis (200), or
+ * -EINVAL when /apis is not an APIGroupList. */
 typedef struct kb_served {
 	bool incubator, volcano, cosched, cosched_old;
+	/* "scheduling.k8s.io/v1beta1", ".../v1alpha3" or ".../v1alpha2"
+	 * (a constant), or NULL when none is served. */
+	const char *k8s_podgroups;
+	bool k8s_workloads_v1alpha1; /* Kubernetes v1.35's Workload API */
 } kb_served;
 int kb_discover(kb_kube_client *c, void (*done)(void *ctx, int status, const kb_served *served),
 		void *ctx);

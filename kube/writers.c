@@ -912,9 +912,17 @@ static void pg_status_set_phase(pg_status *s, const char *w)
 		strcpy(s->phase, w);
 }
 
-/* The phase word each API accepts. */
+/* The phase word each API accepts. A scheduling.k8s.io PodGroup has no
+ * phase: its word names the state of its scheduling condition
+ * ("Scheduled": True, "Unschedulable": False with the reason, "": none
+ * written), which is all that is sent (pg_send_k8s). */
 static const char *phase_word(kb_pg_flavor f, const kb_job *j, const kb_job_status *st)
 {
+	if (f == KB_PG_K8S) {
+		if (st->phase == KB_PG_RUNNING || st->phase == KB_PG_COMPLETED)
+			return "Scheduled";
+		return st->unschedulable ? "Unschedulable" : "";
+	}
 	if (f == KB_PG_COSCHED) {
 		switch (st->phase) {
 		case KB_PG_RUNNING:
@@ -934,12 +942,57 @@ static const char *phase_word(kb_pg_flavor f, const kb_job *j, const kb_job_stat
 	return kb_pg_phase_name(st->phase);
 }
 
+/* The status of a scheduling.k8s.io PodGroup (KEP-4671): its only field a
+ * scheduler owns is the condition PodGroupScheduled (v1alpha2) or
+ * PodGroupInitiallyScheduled (v1alpha3, v1beta1), True once the gang is
+ * placed (upstream never turns it back), else False with reason
+ * Unschedulable and the gang's reason. A strategic merge patch keyed by
+ * condition type, so conditions others write (DisruptionTarget) stay;
+ * lastTransitionTime only when the condition's status changes (a new
+ * reason while it stays False keeps the time it turned False). */
+static json_t *pg_body_k8s(const pg_rec *p, const char *ts)
+{
+	char msg[MSG_MAX + 1];
+	bool placed = strcmp(p->sent.phase, "Scheduled") == 0;
+	if (placed)
+		(void)snprintf(msg, sizeof(msg), "the gang is placed: at least minCount %d pods "
+						 "bound by kube-batchd", p->min_member);
+	json_t *cond = json_pack("{s:s, s:s, s:s, s:s}", "type",
+				 kb_k8s_podgroup_condition(p->api_version), "status",
+				 placed ? "True" : "False", "reason",
+				 placed ? "Scheduled" : "Unschedulable", "message",
+				 placed ? msg : clip(p->sent.cond ? p->sent.cond : "", msg, sizeof(msg)));
+	if (cond && strcmp(p->prev.phase, p->sent.phase) != 0 &&
+	    json_object_set_new(cond, "lastTransitionTime", json_string(ts)) < 0) {
+		json_decref(cond);
+		return NULL;
+	}
+	return cond ? json_pack("{s:{s:[o]}}", "status", "conditions", cond) : NULL;
+}
+
 static int pg_send(kb_writers *w, pg_rec *p)
 {
 	char ts[32];
 	int rc = rfc3339(ts);
 	if (rc < 0)
 		return rc;
+	if (p->flavor == KB_PG_K8S) {
+		json_t *body = pg_body_k8s(p, ts);
+		wreq *r = body ? wreq_new(w, REQ_PG_STATUS) : NULL;
+		if (!r || !(r->key = strdup(p->key))) {
+			if (r)
+				wreq_free(r);
+			json_decref(body);
+			return -ENOMEM;
+		}
+		r->pg = p;
+		p->in_flight = true;
+		rc = send_json(w, r, "PATCH", body, "application/strategic-merge-patch+json", "%s",
+			       p->path);
+		if (rc < 0)
+			p->in_flight = false;
+		return rc;
+	}
 	json_t *status = json_pack("{s:s, s:i, s:i, s:i}", "phase", p->sent.phase, "running",
 				   p->sent.running, "succeeded", p->sent.succeeded, "failed",
 				   p->sent.failed);
@@ -984,9 +1037,14 @@ static void pg_events(kb_writers *w, const pg_rec *p, const pg_status *from, con
 	if (to->kb_phase == KB_PG_RUNNING && from->kb_phase != KB_PG_RUNNING &&
 	    from->kb_phase != KB_PG_COMPLETED) {
 		char msg[256];
-		/* Cannot truncate: two ints and 36 characters. */
-		(void)snprintf(msg, sizeof(msg), "%d of minMember %d tasks in gang are placed",
-			       to->running, p->min_member);
+		/* Cannot truncate: two ints and 36 characters. (A
+		 * scheduling.k8s.io PodGroup's counts are not kept.) */
+		if (p->flavor == KB_PG_K8S)
+			(void)snprintf(msg, sizeof(msg), "minCount %d tasks in gang are placed",
+				       p->min_member);
+		else
+			(void)snprintf(msg, sizeof(msg), "%d of minMember %d tasks in gang are placed",
+				       to->running, p->min_member);
 		post_event(w, p->api_version, kind, p->ns, p->name, p->uid, "Normal", "Scheduled", msg);
 	}
 	if (to->cond && !str_eq(to->cond, from->cond))
@@ -1105,14 +1163,20 @@ static int fx_job_status(void *ctx, const kb_snapshot *snap, const kb_job *j,
 		return 0;
 	}
 	p->foreign_said = false;
+	/* Upstream's condition is terminal once True: nothing more to say. */
+	if (j->flavor == KB_PG_K8S && strcmp(p->sent.phase, "Scheduled") == 0)
+		return 0;
+	bool counts = j->flavor != KB_PG_K8S; /* that API has none */
 	pg_status now = {
 		.kb_phase = status->phase,
-		.running = status->running,
-		.succeeded = status->succeeded,
-		.failed = status->failed,
+		.running = counts ? status->running : 0,
+		.succeeded = counts ? status->succeeded : 0,
+		.failed = counts ? status->failed : 0,
 		.cond = (char *)status->unschedulable, /* copied by pg_write */
 	};
 	pg_status_set_phase(&now, phase_word(j->flavor, j, status));
+	if (j->flavor == KB_PG_K8S && !now.phase[0])
+		return 0; /* nothing to say on a scheduling.k8s.io PodGroup yet */
 	return pg_write(w, p, &now);
 }
 

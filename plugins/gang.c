@@ -22,6 +22,7 @@
 
 #include <string.h>
 
+#include "api/jobstatus.h"
 #include "plugins/plugins.h"
 
 enum role_count { COUNT_EXISTING, COUNT_READY, COUNT_PLACED };
@@ -72,12 +73,14 @@ static kb_vote gang_job_valid(void *st, const kb_session *ssn, const kb_job *j, 
 {
 	if (valid_count(j) < j->min_member) {
 		*ret = j->ngated ? kb_session_printf(ssn,
-						     "gang \"%s\": %d pods exist, fewer than minMember "
+						     "gang \"%s\": %d pods exist, fewer than %s "
 						     "%d; %d more held by spec.schedulingGates",
-						     j->key, valid_count(j), j->min_member, j->ngated)
+						     j->key, valid_count(j), kb_job_min_name(j),
+						     j->min_member, j->ngated)
 				 : kb_session_printf(ssn,
-						     "gang \"%s\": %d pods exist, fewer than minMember %d",
-						     j->key, valid_count(j), j->min_member);
+						     "gang \"%s\": %d pods exist, fewer than %s %d",
+						     j->key, valid_count(j), kb_job_min_name(j),
+						     j->min_member);
 		return KB_REJECT;
 	}
 	int32_t have;

@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "api/jobstatus.h"
 #include "api/quantity.h"
 #include "scheduler/actions/actions.h"
 #include "scheduler/actions/placement.h"
@@ -132,9 +133,9 @@ static const char *cannot_hold(kb_session *ssn, const kb_job *j)
 	int64_t free_ = s->total_future_idle.q[r] > 0 ? s->total_future_idle.q[r] : 0;
 	return kb_arena_printf(&ssn->arena,
 			       "gang \"%s\": %d more tasks needing %s %s in all are needed to reach "
-			       "minMember %d, and the whole cluster has %s %s free",
+			       "%s %d, and the whole cluster has %s %s free",
 			       j->key, k, kb_res_format_one(need.q[r], &s->resnames, r, want),
-			       s->resnames.name[r], j->min_member,
+			       s->resnames.name[r], kb_job_min_name(j), j->min_member,
 			       kb_res_format_one(free_, &s->resnames, r, have), s->resnames.name[r]);
 }
 

@@ -72,8 +72,8 @@ KB_PROCS=(etcd kube-apiserver kube-controller-manager kwok)
 # kb_build_module BIN NAME MODULE-DIR OUTPUTS LDFLAGS PACKAGES...: go build
 # PACKAGES of the Go module in MODULE-DIR into BIN unless the stamp
 # BIN/NAME.stamp says the OUTPUTS are up to date. The stamp is a SHA-256 of
-# `go version`, the flags and the module's *.go, go.mod and go.sum (a
-# nested kwok/ module excluded); a flock keeps parallel builds apart.
+# `go version`, the flags and the module's *.go, go.mod and go.sum (the
+# nested kwok/ and next/ modules excluded); a flock keeps parallel builds apart.
 # KB_CLUSTER_BUILD_FLAGS adds go build flags (e.g. "-p 1"). Used by
 # tests/cluster/up and tests/operators/build.
 kb_build_module() {
@@ -83,7 +83,7 @@ kb_build_module() {
 		go version
 		echo "$ldflags ${KB_CLUSTER_BUILD_FLAGS:-} $*"
 		cd "$mdir"
-		find . \( -name kwok -prune -a ! -path . \) -o \( -name '*.go' -o -name go.mod -o -name go.sum \) -print |
+		find . \( \( -name kwok -o -name next \) -prune -a ! -path . \) -o \( -name '*.go' -o -name go.mod -o -name go.sum \) -print |
 			LC_ALL=C sort | xargs sha256sum
 	} | sha256sum | cut -c1-64)
 	stamp=$bin/$name.stamp

@@ -1184,8 +1184,9 @@ static void podgroup_errors(void **state)
 		     "PodGroup \"ns/pg\": spec.minMember: must be >= 0, got -1 (t.yaml:5:14)");
 	expect_error("apiVersion: example.com/v1\nkind: PodGroup\nmetadata: {name: pg}\n",
 		     "PodGroup \"default/pg\": apiVersion: unknown PodGroup API \"example.com/v1\" "
-		     "(want scheduling.incubator.k8s.io/v1alpha1, scheduling.volcano.sh/v1beta1 or "
-		     "scheduling.x-k8s.io/v1alpha1) (t.yaml:1:13)");
+		     "(want scheduling.incubator.k8s.io/v1alpha1, scheduling.volcano.sh/v1beta1, "
+		     "scheduling.x-k8s.io/v1alpha1 or scheduling.k8s.io/v1beta1, v1alpha3, v1alpha2) "
+		     "(t.yaml:1:13)");
 	expect_error("apiVersion: scheduling.incubator.k8s.io/v1alpha1\nkind: PodGroup\n"
 		     "metadata: {name: pg}\nspec: {minMember: three}\n",
 		     "PodGroup \"default/pg\": spec.minMember: expected an integer, got \"three\" "
@@ -1655,6 +1656,119 @@ static void manifests_load_reports_the_first_error_in_file_order(void **state)
 	kb_cluster_release(&c);
 }
 
+/* Kubernetes' own gang API (cache/decode_workload.c). */
+static void k8s_podgroup_policy_status_and_queue(void **state)
+{
+	(void)state;
+	kb_object *o = decode_ok("apiVersion: scheduling.k8s.io/v1beta1\nkind: PodGroup\n"
+				 "metadata:\n  name: g\n  annotations: {scheduling.volcano.sh/queue-name: ml}\n"
+				 "spec:\n  workloadRef: {workloadName: w, templateName: t}\n"
+				 "  schedulingPolicy: {gang: {minCount: 4}}\n  priorityClassName: high\n"
+				 "status:\n  conditions:\n  - {type: PodGroupInitiallyScheduled, "
+				 "status: \"False\", reason: Unschedulable, message: no room}\n");
+	assert_int_equal(o->kind, KB_KIND_PODGROUP);
+	const kb_podgroup_obj *pg = &o->u.podgroup;
+	assert_int_equal(pg->flavor, KB_PG_K8S);
+	assert_int_equal(pg->min_member, 4);
+	assert_string_equal(pg->queue, "ml");
+	assert_string_equal(pg->priority_class_name, "high");
+	assert_int_equal(pg->phase, KB_PG_INQUEUE); /* admitted: no admission step upstream */
+	assert_string_equal(pg->status_phase, "Unschedulable");
+	assert_string_equal(pg->unschedulable, "no room");
+	kb_object_free(o);
+
+	/* v1alpha2 writes PodGroupScheduled; True is a placed gang; basic is minMember 1. */
+	o = decode_ok("apiVersion: scheduling.k8s.io/v1alpha2\nkind: PodGroup\nmetadata: {name: g}\n"
+		      "spec: {schedulingPolicy: {basic: {}}}\n"
+		      "status: {conditions: [{type: PodGroupScheduled, status: \"True\"}]}\n");
+	pg = &o->u.podgroup;
+	assert_int_equal(pg->min_member, 1);
+	assert_int_equal(pg->phase, KB_PG_RUNNING);
+	assert_string_equal(pg->status_phase, "Scheduled");
+	assert_null(pg->unschedulable);
+	assert_null(pg->queue);
+	assert_string_equal(kb_k8s_podgroup_condition(o->api_version), "PodGroupScheduled");
+	kb_object_free(o);
+	/* ...and v1alpha3's condition type is not v1alpha2's. */
+	o = decode_ok("apiVersion: scheduling.k8s.io/v1alpha3\nkind: PodGroup\nmetadata: {name: g}\n"
+		      "spec: {schedulingPolicy: {gang: {minCount: 2}}}\n"
+		      "status: {conditions: [{type: PodGroupScheduled, status: \"True\"}]}\n");
+	assert_int_equal(o->u.podgroup.phase, KB_PG_INQUEUE);
+	assert_string_equal(kb_k8s_podgroup_condition(o->api_version), "PodGroupInitiallyScheduled");
+	kb_object_free(o);
+}
+
+static void k8s_podgroup_errors(void **state)
+{
+	(void)state;
+	const char *head = "apiVersion: scheduling.k8s.io/v1beta1\nkind: PodGroup\nmetadata: {name: g}\n";
+	char buf[512];
+	snprintf(buf, sizeof(buf), "%sspec: {schedulingPolicy: {}}\n", head);
+	expect_error(buf, "PodGroup \"default/g\": spec.schedulingPolicy: exactly one of gang and "
+			  "basic, got neither (t.yaml:4:26)");
+	snprintf(buf, sizeof(buf), "%sspec: {schedulingPolicy: {gang: {minCount: 2}, basic: {}}}\n", head);
+	expect_error(buf, "PodGroup \"default/g\": spec.schedulingPolicy: exactly one of gang and "
+			  "basic, got both (t.yaml:4:26)");
+	snprintf(buf, sizeof(buf), "%sspec: {schedulingPolicy: {gang: {minCount: -1}}}\n", head);
+	expect_error(buf, "PodGroup \"default/g\": spec.schedulingPolicy.gang.minCount: must be "
+			  ">= 0, got -1 (t.yaml:4:44)");
+	snprintf(buf, sizeof(buf), "%sspec: {schedulingPolicy: {gang: {}}}\n", head);
+	expect_error(buf, "PodGroup \"default/g\": spec.schedulingPolicy.gang.minCount: required "
+			  "(t.yaml:4:33)");
+	snprintf(buf, sizeof(buf), "%sspec: {}\n", head);
+	expect_error(buf, "PodGroup \"default/g\": spec.schedulingPolicy: required (gang or basic) "
+			  "(t.yaml:1:1)");
+}
+
+static void workload_v1alpha1_and_pod_references(void **state)
+{
+	(void)state;
+	kb_object *o = decode_ok("apiVersion: scheduling.k8s.io/v1alpha1\nkind: Workload\n"
+				 "metadata: {name: job, namespace: ns}\n"
+				 "spec:\n  podGroups:\n  - {name: workers, policy: {gang: {minCount: 3}}}\n"
+				 "  - {name: extras, policy: {basic: {}}}\n");
+	assert_int_equal(o->kind, KB_KIND_WORKLOAD);
+	assert_string_equal(o->meta.key, "ns/job");
+	const kb_workload_obj *w = &o->u.workload;
+	assert_int_equal(w->ngroups, 2);
+	assert_string_equal(w->groups[0].name, "workers");
+	assert_int_equal(w->groups[0].min_count, 3);
+	assert_false(w->groups[0].basic);
+	assert_string_equal(w->groups[1].name, "extras");
+	assert_true(w->groups[1].basic);
+	assert_int_equal(w->groups[1].min_count, 1);
+	kb_object_free(o);
+	/* A newer Workload is only a template: not read. */
+	o = decode_ok("apiVersion: scheduling.k8s.io/v1beta1\nkind: Workload\nmetadata: {name: job}\n"
+		      "spec: {podGroupTemplates: [{name: t, schedulingPolicy: {gang: {minCount: 2}}}]}\n");
+	assert_int_equal(o->kind, KB_KIND_OTHER);
+	kb_object_free(o);
+	expect_error("apiVersion: scheduling.k8s.io/v1alpha1\nkind: Workload\nmetadata: {name: job}\n"
+		     "spec:\n  podGroups:\n  - {name: a, policy: {basic: {}}}\n"
+		     "  - {name: a, policy: {basic: {}}}\n",
+		     "Workload \"default/job\": spec.podGroups[1].name: podGroup \"a\" named twice "
+		     "(t.yaml:7:12)");
+
+	/* The pod's side: schedulingGroup, then workloadRef, then the annotations. */
+	o = decode_ok("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  namespace: ns\n"
+		      "  annotations: {scheduling.k8s.io/group-name: old}\n"
+		      "spec:\n  schedulingGroup: {podGroupName: g1}\n"
+		      "  workloadRef: {name: job, podGroup: workers}\n");
+	assert_int_equal(o->u.pod.group_via, KB_GROUP_SCHEDULING_GROUP);
+	assert_string_equal(o->u.pod.group_key, "ns/g1");
+	kb_object_free(o);
+	o = decode_ok("apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: ns}\n"
+		      "spec:\n  workloadRef: {name: job, podGroup: workers, podGroupReplicaKey: r1}\n");
+	assert_int_equal(o->u.pod.group_via, KB_GROUP_WORKLOAD_REF);
+	assert_string_equal(o->u.pod.group_name, "job/workers/r1");
+	assert_string_equal(o->u.pod.group_key, "ns/job/workers/r1");
+	assert_string_equal(o->u.pod.workload_key, "ns/job");
+	assert_string_equal(o->u.pod.workload_pod_group, "workers");
+	kb_object_free(o);
+	expect_error("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  workloadRef: {name: job}\n",
+		     "Pod \"default/p\": spec.workloadRef.podGroup: required (t.yaml:5:16)");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1693,6 +1807,9 @@ int main(void)
 		cmocka_unit_test_setup(queue_kube_batch, setup),
 		cmocka_unit_test_setup(queue_volcano, setup),
 		cmocka_unit_test_setup(priority_class, setup),
+		cmocka_unit_test_setup(k8s_podgroup_policy_status_and_queue, setup),
+		cmocka_unit_test_setup(k8s_podgroup_errors, setup),
+		cmocka_unit_test_setup(workload_v1alpha1_and_pod_references, setup),
 		cmocka_unit_test_setup(multi_document_positions, setup),
 		cmocka_unit_test_setup(free_accepts_null_and_labels_get_empty, setup),
 		cmocka_unit_test_setup(objects_are_one_block_with_every_field_inside, setup),
