@@ -484,7 +484,9 @@ static void list_done(void *ctx, int status, const char *body, size_t len)
 		/* The continue token expired (etcd compacted the list's
 		 * resourceVersion): the LIST starts over, after a backoff. */
 		r->stats.list_expired++;
-		report(r, -ESTALE, "LIST %s: %s: 410 Gone (continue token expired: %.200s), relisting",
+		report(r, -ESTALE,
+		       "LIST %s: %s: 410 Gone (continue token expired: %.200s), relisting after a "
+		       "backoff",
 		       r->path, what, body ? body : "");
 		retry_later(r, true);
 		goto out;
