@@ -169,11 +169,16 @@ int kb_session_run_actions(kb_session *ssn, kb_err *err)
 		m->replays++;
 		return 0;
 	}
+	/* Some skipped, some ran (an action list that puts others between
+	 * them): the skipped ones' time limits still hold. */
+	int64_t until = ssn->until_ms;
+	if (skipped && m->until_ms < until)
+		until = m->until_ms;
 	*m = (kb_session_memo){
 		.valid = ran && by_memoizable == 0 && ssn->snap->generation != 0,
 		.generation = ssn->snap->generation,
 		.conf = ssn->conf,
-		.until_ms = ssn->until_ms,
+		.until_ms = until,
 		.commits_before = before,
 		.replays = m->replays,
 	};
