@@ -51,8 +51,8 @@ static void usage(FILE *out)
 	      "--scheduler-name may be given up to 8 times: the daemon schedules the pods that\n"
 	      "name any of them, and reports as the first.\n"
 	      "The daemon runs a session every --schedule-period (1s), and once changes to the\n"
-	      "cluster have stopped for --schedule-delay (250ms; a burst settled, but no later than a\n"
-	      "period after its first change); --schedule-delay 0 keeps to the period alone.\n",
+	      "cluster have stopped for --schedule-delay (150ms; a burst settled, but no later than four\n"
+	      "delays, at most a period, after its first change); --schedule-delay 0 keeps to the period.\n",
 	      out);
 }
 
@@ -423,7 +423,7 @@ static int cmd_daemon(int argc, char **argv)
 		.registry = &kb_builtin_registry,
 		.listen_address = "127.0.0.1:10251",
 		.period_ms = KB_DEFAULT_PERIOD_MS,
-		.delay_ms = 250,
+		.delay_ms = 150,
 		.qps = 0, /* no client-side limit: API Priority and Fairness is */
 		.burst = 400,
 	};

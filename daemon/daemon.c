@@ -481,8 +481,9 @@ static void on_tick(struct ev_loop *loop, ev_timer *w, int revents)
  * changes have stopped for --schedule-delay (a burst settled: the pods and
  * PodGroups of one `kubectl apply`, or of an operator creating a job, are
  * decided together, by policy rather than by arrival), but no later than
- * --schedule-period after the burst's first change, so a stream of changes
- * cannot hold sessions off. Early sessions keep to a fifth of the time (no
+ * four delays (at most a period) after the burst's first change, so a
+ * steady stream of new gangs is still placed within the latency goal
+ * (gang complete p99 <= period + 200 ms). Early sessions keep to a fifth of the time (no
  * sooner than four times the last session's length after its end), so a
  * stream of changes on a big cluster cannot keep the loop busy either. */
 static void poke(daemon_state *d)
@@ -492,7 +493,8 @@ static void poke(daemon_state *d)
 	double now = mono_s(), quiet = (double)d->opt->delay_ms / 1000.0;
 	if (!ev_is_active(&d->soon))
 		d->burst_start_s = now;
-	double at = now + quiet, latest = d->burst_start_s + d->period_s;
+	double cap = 4 * quiet < d->period_s ? 4 * quiet : d->period_s;
+	double at = now + quiet, latest = d->burst_start_s + cap;
 	if (at > latest)
 		at = latest;
 	double earliest = d->last_session_end_s + 4 * d->last_session_dur_s;

@@ -45,10 +45,10 @@ typedef struct kb_daemon_options {
 	const char *default_queue;  /* --default-queue (required; api/defaults.h) */
 	const char *listen_address; /* --listen-address, default "127.0.0.1:10251"; "" disables */
 	int64_t period_ms;          /* --schedule-period, default 1000 */
-	int64_t delay_ms;           /* --schedule-delay, default 250: a session once
-				     * changes have stopped this long (within a
-				     * period of the first); 0: sessions only on
-				     * the period */
+	int64_t delay_ms;           /* --schedule-delay, default 150: a session once
+				     * changes have stopped this long (within four
+				     * of it, at most a period, of the first); 0:
+				     * sessions only on the period */
 	double qps;                 /* --kube-api-qps: a client-side limit when > 0;
 				     * default 0, none (API Priority and Fairness
 				     * is the limit: 429s wait out Retry-After) */

@@ -62,7 +62,7 @@ while (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do port=$((20000 + RANDO
 
 # start_sched SCENARIO_DIR: the daemon with the scenario's configuration, a
 # session once changes have stopped for 1 s and a period of 5 s, which
-# bounds how long a burst may last. Longer than the defaults (250 ms, 1 s):
+# bounds how long a burst may last. Longer than the defaults (150 ms, 1 s):
 # the test compares decisions, and kubectl on a loaded 2-core machine has
 # taken 130 ms per object, 2 s for a scenario. Waits until /healthz says
 # its cache is synced.
