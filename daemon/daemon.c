@@ -468,7 +468,7 @@ static void on_tick(struct ev_loop *loop, ev_timer *w, int revents)
 	int64_t now = wall_ms();
 	kb_writers_tick(d->writers, now); /* pods whose backoff is over may be placed */
 	/* A burst of changes still arriving: its session comes when it has
-	 * settled (poke), within a period of its start. */
+	 * settled (poke), within four delays of its start. */
 	if (ev_is_active(&d->soon))
 		return;
 	if (d->had_session && d->cluster.generation == d->last_generation &&
@@ -483,9 +483,10 @@ static void on_tick(struct ev_loop *loop, ev_timer *w, int revents)
  * decided together, by policy rather than by arrival), but no later than
  * four delays (at most a period) after the burst's first change, so a
  * steady stream of new gangs is still placed within the latency goal
- * (gang complete p99 <= period + 200 ms). Early sessions keep to a fifth of the time (no
- * sooner than four times the last session's length after its end), so a
- * stream of changes on a big cluster cannot keep the loop busy either. */
+ * (gang complete p99 <= period + 200 ms). Early sessions keep to a fifth
+ * of the time (no sooner than four times the last session's length after
+ * its end), so a stream of changes on a big cluster cannot keep the loop
+ * busy either. */
 static void poke(daemon_state *d)
 {
 	if (d->opt->delay_ms <= 0 || !d->synced || !d->leading || d->stopping)
