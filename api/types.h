@@ -247,6 +247,14 @@ typedef struct kb_job {
 
 #define KB_MAX_GPUS 32
 
+/* How a node's device plugin shares its GPUs, as GPU Feature Discovery
+ * labels it (nvidia.com/gpu.sharing-strategy). */
+typedef enum kb_gpu_sharing {
+	KB_GPU_SHARING_NONE = 0,     /* "none" or no label: a nvidia.com/gpu is a GPU */
+	KB_GPU_SHARING_TIME_SLICING, /* "time-slicing": a nvidia.com/gpu is a replica */
+	KB_GPU_SHARING_MPS,          /* "mps": a replica, at most one per pod */
+} kb_gpu_sharing;
+
 typedef struct kb_node {
 	const char *name;
 	kb_labels labels;
@@ -271,10 +279,16 @@ typedef struct kb_node {
 	 * weighs on it), so a session can tell which nodes changed since it last
 	 * looked (scheduler/actions/placement.c). Only differences matter. */
 	uint32_t gen;
-	/* GPU devices (see plugins/gpu.c); ngpus == 0 when the node has none. */
+	/* GPU devices (see plugins/gpu.c); ngpus == 0 when the node has none.
+	 * ngpus counts physical GPUs: on a node whose device plugin shares
+	 * them (gpu_replicas > 1) each is advertised as gpu_replicas
+	 * nvidia.com/gpu. */
 	int32_t ngpus;
+	int32_t gpu_replicas;              /* 1, or GFD's nvidia.com/gpu.replicas */
+	kb_gpu_sharing gpu_sharing;        /* GFD's nvidia.com/gpu.sharing-strategy */
 	const char *gpu_model;             /* nvidia.com/gpu.product label, or NULL */
 	const uint8_t *gpu_group;          /* topology group of each device, or NULL */
+	int32_t gpushare_count;            /* aliyun.com/gpu-count (plugins/gpushare.c), or 0 */
 } kb_node;
 
 /* ---- queue ----------------------------------------------------------------------- */

@@ -632,8 +632,11 @@ static void node_fill(kb_node *n, const kb_object *o, const kb_resnames *rn)
 			n->allocatable.q[slot] = o->u.node.extra[i].milli;
 	}
 	n->ngpus = o->u.node.ngpus;
+	n->gpu_replicas = o->u.node.gpu_replicas > 1 ? o->u.node.gpu_replicas : 1;
+	n->gpu_sharing = o->u.node.gpu_sharing;
 	n->gpu_model = o->u.node.gpu_model;
 	n->gpu_group = o->u.node.gpu_group;
+	n->gpushare_count = o->u.node.gpushare_count;
 }
 
 /* A task's fields that come from its object and slot, given what the build

@@ -160,12 +160,40 @@ static int bad_devices(dec_ctx *d, const kb_yaml_node *at, const char *path, con
 			KB_MAX_GPUS - 1, DEC_QUOTE_MAX, devs);
 }
 
-/* KB_ANN_GPU_DEVICES, "0,1": the devices chosen at bind (cluster mode). */
+/* KB_ANN_GPUSHARE_IDX, "1": the device Alibaba's GPU sharing runs the pod
+ * on, written by whichever scheduler placed it. Read as the device plugin
+ * reads it; a value it would not take (not a device index) is no device,
+ * never an error: the annotation is not ours to judge. */
+static int dec_gpushare_idx(dec_ctx *d, kb_pod_obj *po)
+{
+	const char *idx = kb_labels_get(&d->o->meta.annotations, KB_ANN_GPUSHARE_IDX);
+	int dev = 0;
+	size_t len = idx ? strlen(idx) : 0;
+	if (len == 0 || len > 2)
+		return 0;
+	for (size_t i = 0; i < len; i++) {
+		if (idx[i] < '0' || idx[i] > '9')
+			return 0;
+		dev = dev * 10 + (idx[i] - '0');
+	}
+	if (dev >= KB_MAX_GPUS)
+		return 0;
+	uint8_t *v = kb_arena_alloc(d->a, 1);
+	if (!v)
+		return dec_nomem(d);
+	v[0] = (uint8_t)dev;
+	po->gpu_devices = v;
+	po->ngpu_devices = 1;
+	return 0;
+}
+
+/* KB_ANN_GPU_DEVICES, "0,1": the devices chosen at bind (cluster mode);
+ * else KB_ANN_GPUSHARE_IDX. */
 static int dec_gpu_devices(dec_ctx *d, kb_pod_obj *po)
 {
 	const char *devs = kb_labels_get(&d->o->meta.annotations, KB_ANN_GPU_DEVICES);
 	if (!devs || !*devs)
-		return 0;
+		return dec_gpushare_idx(d, po);
 	const kb_yaml_node *at = dec_annotation_node(d, KB_ANN_GPU_DEVICES);
 	const char *path = "metadata.annotations." KB_ANN_GPU_DEVICES;
 	uint8_t *v = kb_arena_alloc(d->a, KB_MAX_GPUS);

@@ -89,6 +89,26 @@
 #define KB_ANN_GPU_TOPOLOGY "kube-batchd.io/gpu-topology" /* node: "0,1,2,3;4,5,6,7" groups */
 #define KB_ANN_GPU_DEVICES "kube-batchd.io/gpu-devices"   /* pod, written at bind: "0,1" */
 #define KB_LABEL_GPU_PRODUCT "nvidia.com/gpu.product"
+/* GPU Feature Discovery's labels of a node whose device plugin shares GPUs
+ * (time-slicing or MPS): each GPU is advertised as `replicas` nvidia.com/gpu,
+ * `count` is the physical GPUs, the product name ends in "-SHARED". */
+#define KB_LABEL_GPU_REPLICAS "nvidia.com/gpu.replicas"
+#define KB_LABEL_GPU_SHARING "nvidia.com/gpu.sharing-strategy"
+#define KB_LABEL_GPU_COUNT "nvidia.com/gpu.count"
+#define KB_GPU_SHARED_SUFFIX "-SHARED"
+/* Alibaba's GPU sharing (gpushare-device-plugin, Arena's --gpumemory): a node
+ * advertises its GPUs' memory as KB_RES_GPUSHARE_MEM (all devices together,
+ * in the device plugin's unit, GiB by default) and their number as
+ * KB_RES_GPUSHARE_COUNT; a pod asks for KB_RES_GPUSHARE_MEM. The device
+ * plugin reads the device chosen from the pod's annotations below (written
+ * by the scheduler before the pod is bound; plugins/gpushare.c). */
+#define KB_RES_GPUSHARE_MEM "aliyun.com/gpu-mem"
+#define KB_RES_GPUSHARE_COUNT "aliyun.com/gpu-count"
+#define KB_ANN_GPUSHARE_IDX "ALIYUN_COM_GPU_MEM_IDX"      /* device index, "0" */
+#define KB_ANN_GPUSHARE_POD "ALIYUN_COM_GPU_MEM_POD"      /* the pod's gpu-mem, "8" */
+#define KB_ANN_GPUSHARE_DEV "ALIYUN_COM_GPU_MEM_DEV"      /* one device's gpu-mem, "16" */
+#define KB_ANN_GPUSHARE_ASSIGNED "ALIYUN_COM_GPU_MEM_ASSIGNED" /* "false" until Allocate */
+#define KB_ANN_GPUSHARE_ASSUME_TIME "ALIYUN_COM_GPU_MEM_ASSUME_TIME" /* Unix ns */
 /* volcano's: a pod (label or annotation) that may not be a victim of
  * preempt or reclaim when "false"; "true" or absent: it may. */
 #define KB_PREEMPTABLE_KEY "volcano.sh/preemptable"
@@ -149,9 +169,15 @@ typedef struct kb_node_obj {
 	uint32_t ntaints;
 	bool unschedulable;
 	bool ready; /* Ready condition True, or no conditions at all */
-	int32_t ngpus;         /* whole nvidia.com/gpu in allocatable (0..KB_MAX_GPUS) */
-	const char *gpu_model; /* label nvidia.com/gpu.product, or NULL */
+	/* Physical GPUs (0..KB_MAX_GPUS): allocatable nvidia.com/gpu, divided
+	 * by gpu_replicas on a node whose device plugin shares them. */
+	int32_t ngpus;
+	int32_t gpu_replicas;       /* label KB_LABEL_GPU_REPLICAS when > 1, else 1 */
+	kb_gpu_sharing gpu_sharing; /* label KB_LABEL_GPU_SHARING, else none */
+	/* label nvidia.com/gpu.product without GFD's "-SHARED" suffix, or NULL */
+	const char *gpu_model;
 	const uint8_t *gpu_group; /* ngpus entries from KB_ANN_GPU_TOPOLOGY, or NULL */
+	int32_t gpushare_count;   /* KB_RES_GPUSHARE_COUNT in allocatable (else capacity), or 0 */
 } kb_node_obj;
 
 /* spec.preemptionPolicy of a Pod or a PriorityClass. */

@@ -89,7 +89,9 @@ bool kb_node_same_build(const kb_object *a, const kb_object *b)
 	    a->meta.undecodable != b->meta.undecodable ||
 	    !kb_labels_equal(&a->meta.labels, &b->meta.labels) ||
 	    na->unschedulable != nb->unschedulable || na->ready != nb->ready ||
-	    na->ngpus != nb->ngpus || !str_eq(na->gpu_model, nb->gpu_model) ||
+	    na->ngpus != nb->ngpus || na->gpu_replicas != nb->gpu_replicas ||
+	    na->gpu_sharing != nb->gpu_sharing || na->gpushare_count != nb->gpushare_count ||
+	    !str_eq(na->gpu_model, nb->gpu_model) ||
 	    memcmp(&na->allocatable, &nb->allocatable, sizeof(na->allocatable)) != 0 ||
 	    na->nextra != nb->nextra ||
 	    (na->nextra && memcmp(na->extra, nb->extra, na->nextra * sizeof(*na->extra)) != 0) ||

@@ -670,6 +670,36 @@ static bool bind_refused(int status, const char *body, size_t len)
 	return true;
 }
 
+/* For a pod of Alibaba's GPU sharing (it asks for KB_RES_GPUSHARE_MEM and
+ * the gpu plugin chose its device): the annotations its device plugin reads,
+ * as gpushare-scheduler-extender writes them (device index, the pod's and
+ * one device's gpu-mem in the plugin's unit, "false" until the device
+ * plugin's Allocate takes it, the time in Unix nanoseconds, by which that
+ * Allocate takes the oldest first). They go in the Binding's metadata, which
+ * the API server copies onto the pod as it binds it: the kubelet never sees
+ * the pod bound without them. */
+static void gpushare_annotations(const kb_snapshot *snap, const kb_task *t, const kb_node *n,
+				 json_t *meta)
+{
+	int r = kb_resnames_find(&snap->resnames, KB_RES_GPUSHARE_MEM);
+	if (r < 0 || t->req.q[r] <= 0 || !t->gpu_mask || n->gpushare_count <= 0)
+		return;
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	char idx[16], pod[32], dev[32], at[32];
+	(void)snprintf(idx, sizeof(idx), "%d", __builtin_ctz(t->gpu_mask));
+	(void)snprintf(pod, sizeof(pod), "%lld", (long long)(t->req.q[r] / 1000));
+	(void)snprintf(dev, sizeof(dev), "%lld",
+		       (long long)(n->allocatable.q[r] / 1000 / n->gpushare_count));
+	(void)snprintf(at, sizeof(at), "%lld",
+		       (long long)ts.tv_sec * 1000000000LL + (long long)ts.tv_nsec);
+	json_object_set_new(meta, "annotations",
+			    json_pack("{s:s, s:s, s:s, s:s, s:s}", KB_ANN_GPUSHARE_IDX, idx,
+				      KB_ANN_GPUSHARE_POD, pod, KB_ANN_GPUSHARE_DEV, dev,
+				      KB_ANN_GPUSHARE_ASSIGNED, "false",
+				      KB_ANN_GPUSHARE_ASSUME_TIME, at));
+}
+
 static int fx_bind(void *ctx, const kb_snapshot *snap, int64_t now_ms, const kb_task *t,
 		   const kb_node *n)
 {
@@ -696,6 +726,8 @@ static int fx_bind(void *ctx, const kb_snapshot *snap, int64_t now_ms, const kb_
 		json_object_set_new(meta, "annotations",
 				    json_pack("{s:s}", KB_ANN_GPU_DEVICES, devs));
 	}
+	if (meta && !gpus)
+		gpushare_annotations(snap, t, n, meta);
 	json_t *body = meta ? json_pack("{s:s, s:s, s:o, s:{s:s, s:s, s:s}}", "apiVersion", "v1",
 					"kind", "Binding", "metadata", meta, "target", "apiVersion",
 					"v1", "kind", "Node", "name", n->name)

@@ -19,6 +19,31 @@
  * nodes); a task's whole GPUs come from one group when one group can hold
  * them (the fullest such group, to keep whole groups free).
  *
+ * Nodes whose device plugin shares GPUs (GPU Feature Discovery's labels
+ * nvidia.com/gpu.replicas R > 1 and nvidia.com/gpu.sharing-strategy
+ * time-slicing or mps; kb_node.gpu_replicas): each of the node's ngpus
+ * physical GPUs is advertised as R nvidia.com/gpu, and a pod's
+ * nvidia.com/gpu: k is k replicas, which the device plugin spreads over the
+ * GPUs itself (its GetPreferredAllocation; the kubelet asks it, not us). So
+ * on such a node the plugin keeps no device books and chooses no devices:
+ * the framework's allocatable check (free replicas) is the whole fit, the
+ * node order packs replicas by the physical GPUs left free
+ * (free replicas / R), MPS refuses more than one replica per pod (the
+ * device plugin fails such requests), and a kube-batchd.io/gpu-milli share
+ * that asks no nvidia.com/gpu is refused: nothing on that node would give
+ * it a GPU.
+ *
+ * Devices shown (the simulator's "gpus", cluster mode's annotation
+ * kube-batchd.io/gpu-devices) are kube-batchd's own books. With NVIDIA's
+ * device plugin the kubelet picks a pod's devices, not the scheduler; the
+ * books keep per-device shares and topology groups consistent for node
+ * choice, nothing on the node reads them.
+ *
+ * Pods that ask for aliyun.com/gpu-mem (Alibaba's GPU sharing, which Arena's
+ * --gpumemory uses) are handed to plugins/gpushare.h: per-device memory
+ * books, fit, the extender's device choice; the node order packs them onto
+ * the fullest device that holds them.
+ *
  * Models: a node's model is its nvidia.com/gpu.product label; a pod accepts
  * the models in its annotation kube-batchd.io/gpu-models ("A100|H100", exact
  * match of one name) - nodeSelector and node affinity on the label work
@@ -45,6 +70,7 @@
 
 #include "api/labels.h"
 #include "plugins/gpu_frag.h"
+#include "plugins/gpushare.h"
 #include "plugins/plugins.h"
 
 /* Memory quantities are in milli-bytes; the placement math takes MiB. */
@@ -60,6 +86,7 @@ typedef struct gpu_state {
 	enum gpu_policy policy;
 	double weight, pack_weight, topo_weight;
 	const char *topo_key;
+	kb_gpushare *share; /* Alibaba's GPU sharing (gpushare.h), or NULL */
 	struct kb_gpu_models models;
 	/* The expected workload, learned from the session's GPU pods the first
 	 * time a score needs it (workload_known). */
@@ -132,6 +159,13 @@ static void take_devices(struct kb_gpu_node *gn, const kb_task *t, uint32_t mask
 			gn->gpu_milli_free[g] -= sign * share;
 }
 
+/* Whether the node's device plugin shares its GPUs (a nvidia.com/gpu is a
+ * replica, see the top). */
+static bool replicated(const kb_node *n)
+{
+	return n->gpu_replicas > 1 && n->ngpus > 0;
+}
+
 static void node_view(gpu_state *st, const kb_node *n, struct kb_gpu_node *gn)
 {
 	int model = -1;
@@ -140,6 +174,8 @@ static void node_view(gpu_state *st, const kb_node *n, struct kb_gpu_node *gn)
 			kb_gpu_models_intern(&st->models, "unknown", 7, &model);
 	}
 	int count = n->ngpus < KB_GPU_NODE_MAX_GPUS ? n->ngpus : KB_GPU_NODE_MAX_GPUS;
+	if (replicated(n))
+		count = 0; /* the device plugin's books, not ours */
 	kb_res future = n->idle;
 	kb_res_add(&future, &n->releasing);
 	kb_res_sub(&future, &n->pipelined);
@@ -297,10 +333,7 @@ static int gpu_open(kb_session *ssn, const kb_plugin_conf *pc, void **ret, kb_er
 	if (!st->nodes || !st->job_topo || !st->job_topo_known || !st->req || !st->ask || !st->held)
 		return kb_err_set(err, -ENOMEM, "out of memory");
 	*ret = st;
-	if (st->gpu_res < 0)
-		return 0; /* no GPUs in this cluster */
-
-	return 0;
+	return kb_gpushare_open(ssn, &st->share, err);
 }
 
 static void gpu_close(kb_session *ssn, void *state)
@@ -310,14 +343,47 @@ static void gpu_close(kb_session *ssn, void *state)
 		kb_gpu_workload_release(&st->workload);
 }
 
+/* The predicate on a node that shares its GPUs (replicated()). */
+static int replica_predicate(gpu_state *st, const kb_task *t, const kb_node *n, const char **ret)
+{
+	int64_t asked = t->req.q[st->gpu_res];
+	if (t->spec && t->spec->gpu_milli > 0 && asked < KB_GPU_MILLI) {
+		*ret = "node(s) share GPUs through their device plugin (a nvidia.com/gpu is a "
+		       "replica): a " KB_ANN_GPU_MILLI " share that asks for no nvidia.com/gpu "
+		       "gets no GPU there";
+		return KB_FIT_FAIL;
+	}
+	if (n->gpu_sharing == KB_GPU_SHARING_MPS && asked > KB_GPU_MILLI) {
+		*ret = "node(s) share GPUs through MPS, which gives a pod at most one nvidia.com/gpu";
+		return KB_FIT_FAIL;
+	}
+	uint64_t models = 0;
+	if (t->spec && t->spec->gpu_models &&
+	    kb_gpu_models_parse_spec(&st->models, t->spec->gpu_models, strlen(t->spec->gpu_models),
+				     &models) < 0)
+		models = ~0ull;
+	int model = -1;
+	const char *name = n->gpu_model ? n->gpu_model : "unknown";
+	if (models && (kb_gpu_models_intern(&st->models, name, strlen(name), &model) < 0 ||
+		       !(models & (1ull << model)))) {
+		*ret = "node(s) had a GPU model the pod does not accept";
+		return KB_FIT_FAIL;
+	}
+	return KB_FIT_OK; /* replicas: the framework's allocatable check */
+}
+
 static int gpu_predicate(void *state, const kb_session *ssn, const kb_task *t, const kb_node *n,
 			 const char **ret)
 {
 	gpu_state *st = state;
 	struct kb_gpu_task gt;
+	if (kb_gpushare_asks(st->share, t))
+		return kb_gpushare_predicate(st->share, ssn, t, n, ret);
 	enum gpu_ask ask = gpu_task_of(st, t, false, &gt);
 	if (ask == ASK_NONE)
 		return KB_FIT_OK;
+	if (replicated(n))
+		return replica_predicate(st, t, n, ret);
 	if (ask == ASK_TOO_MANY) {
 		*ret = "pod asks for more GPU devices than a node can hold";
 		return KB_FIT_FAIL;
@@ -342,17 +408,47 @@ static int gpu_predicate(void *state, const kb_session *ssn, const kb_task *t, c
 	return KB_FIT_OK;
 }
 
+/* The policy's score on a node that shares its GPUs: the share of its
+ * physical GPUs in use once t's replicas are placed (free replicas / R),
+ * on the fragmentation score's scale (0..0.1 before gpu.weight), so that
+ * binpack and fragmentation pack replicas onto GPUs already shared and
+ * spread does the opposite. Any free replica serves any request there, so
+ * there is no device-level fragment to weigh. O(1). */
+static double replica_score(const gpu_state *st, const kb_task *t, const kb_node *n)
+{
+	kb_res future = n->idle;
+	kb_res_add(&future, &n->releasing);
+	kb_res_sub(&future, &n->pipelined);
+	double free_gpus = (double)(future.q[st->gpu_res] - t->req.q[st->gpu_res]) /
+			   KB_GPU_MILLI / n->gpu_replicas;
+	double used = 1.0 - free_gpus / n->ngpus;
+	double score = 100.0 * used / KB_GPU_MILLI;
+	return (st->policy == POLICY_SPREAD ? -score : score) * st->weight;
+}
+
 static double gpu_node_order(void *state, const kb_session *ssn, const kb_task *t, const kb_node *n)
 {
 	gpu_state *st = state;
 	struct kb_gpu_task gt;
+	const kb_snapshot *s = ssn->snap;
+	double score = 0;
+	if (kb_gpushare_asks(st->share, t)) {
+		/* The extender's device rule, tightest first, across nodes too. */
+		score = 100.0 * kb_gpushare_fill(st->share, ssn, t, n) / KB_GPU_MILLI;
+		score = (st->policy == POLICY_SPREAD ? -score : score) * st->weight;
+		goto members;
+	}
+	if (replicated(n)) {
+		if (gpu_task_of(st, t, true, &gt) == ASK_NONE)
+			return 0;
+		score = replica_score(st, t, n);
+		goto members;
+	}
 	if (gpu_task_of(st, t, true, &gt) != ASK_GPUS)
 		return 0;
 	devices_of(st, ssn->snap); /* as in gpu_predicate */
-	const kb_snapshot *s = ssn->snap;
 	uint32_t ni = (uint32_t)(n - s->nodes);
 	const struct kb_gpu_node *gn = &st->nodes[ni];
-	double score = 0;
 	uint32_t devices;
 	switch (st->policy) {
 	case POLICY_FRAGMENTATION:
@@ -368,6 +464,7 @@ static double gpu_node_order(void *state, const kb_session *ssn, const kb_task *
 		break;
 	}
 	score *= st->weight;
+members:
 	/* Members of one job close together. */
 	if (t->job >= 0) {
 		int same = 0;
@@ -386,16 +483,22 @@ static void gpu_on_allocate(void *state, kb_session *ssn, kb_task *t)
 {
 	gpu_state *st = state;
 	struct kb_gpu_task gt;
+	if (kb_gpushare_asks(st->share, t)) {
+		kb_gpushare_on_allocate(st->share, ssn, t);
+		return;
+	}
 	if (t->node < 0 || gpu_task_of(st, t, false, &gt) != ASK_GPUS)
 		return;
 	const kb_snapshot *s = ssn->snap;
 	uint32_t ti = (uint32_t)(t - s->tasks), mask = 0;
 	devices_of(st, s);
-	if (choose(st, s, (uint32_t)t->node, &gt, &mask) < 0)
-		return; /* the predicate passed, so this does not happen */
-	st->held[ti] = mask;
-	kb_session_set_task_devices(ssn, ti, mask);
-	take_devices(&st->nodes[t->node], t, mask, +1);
+	if (!replicated(&s->nodes[t->node])) {
+		if (choose(st, s, (uint32_t)t->node, &gt, &mask) < 0)
+			return; /* the predicate passed, so this does not happen */
+		st->held[ti] = mask;
+		kb_session_set_task_devices(ssn, ti, mask);
+		take_devices(&st->nodes[t->node], t, mask, +1);
+	}
 	if (t->job >= 0 && !job_topo_of(st, s, t->job)) {
 		st->job_topo[t->job] = kb_labels_get(&s->nodes[t->node].labels, st->topo_key);
 		if (st->job_topo[t->job])
@@ -407,6 +510,10 @@ static void gpu_on_deallocate(void *state, kb_session *ssn, kb_task *t)
 {
 	gpu_state *st = state;
 	struct kb_gpu_task gt;
+	if (kb_gpushare_asks(st->share, t)) {
+		kb_gpushare_on_deallocate(st->share, ssn, t);
+		return;
+	}
 	if (t->node < 0 || gpu_task_of(st, t, false, &gt) != ASK_GPUS)
 		return;
 	uint32_t ti = (uint32_t)(t - ssn->snap->tasks);

@@ -90,7 +90,8 @@ static int fx_bind(void *ctx, const kb_snapshot *snap, int64_t now_ms, const kb_
 		.pod = xstrdup(sim, t->key),
 		.node = xstrdup(sim, n->name),
 		.time_ms = sim->now_ms,
-		.has_gpus = gpu >= 0 && t->req.q[gpu] > 0,
+		/* nvidia.com/gpu, or a device of Alibaba's GPU sharing */
+		.has_gpus = (gpu >= 0 && t->req.q[gpu] > 0) || t->gpu_mask != 0,
 		.gpu_mask = t->gpu_mask,
 	};
 	if (sim->oom || KB_VEC_PUSH(&sim->new_binds, b) < 0) {
@@ -422,7 +423,7 @@ static void print_table(const sim_state *sim, uint32_t sessions, int64_t end_ms,
 	for (size_t i = 0; i < sim->bindings.n; i++) {
 		const sim_binding *b = &sim->bindings.v[i];
 		char gpus[128] = "-";
-		if (b->has_gpus) {
+		if (b->has_gpus && b->gpu_mask) {
 			size_t off = 0;
 			gpus[0] = '\0';
 			for (int g = 0; g < 32 && off < sizeof(gpus); g++)

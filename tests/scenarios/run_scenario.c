@@ -129,6 +129,29 @@ static void check_allocatable(const kb_snapshot *nodes, int32_t ni, const kb_res
 	}
 }
 
+/* Alibaba's GPU sharing: a pod asking for aliyun.com/gpu-mem runs on the
+ * one device d it was given; the device exists (d < aliyun.com/gpu-count)
+ * and the pods on it never ask for more than one device's memory
+ * (allocatable gpu-mem / gpu-count, whole units rounded down, as the
+ * extender and the device plugin count it). */
+static void check_share(const kb_snapshot *nodes, int32_t ni, int64_t d, int r, int64_t ask,
+			int64_t *used, double time, const char *pod)
+{
+	const kb_node *n = &nodes->nodes[ni];
+	if (d < 0 || d >= 32 || d >= n->gpushare_count) {
+		FAIL("%s given GPU %lld, which node %s does not have (aliyun.com/gpu-count %d)", pod,
+		     (long long)d, n->name, n->gpushare_count);
+		return;
+	}
+	int64_t cap = n->allocatable.q[r] / 1000 / n->gpushare_count * 1000;
+	used[d] += ask;
+	if (used[d] > cap)
+		FAIL("GPU %lld of node %s is over-filled (aliyun.com/gpu-mem %lld of %lld) at "
+		     "t=%.3f after binding %s",
+		     (long long)d, n->name, (long long)(used[d] / 1000), (long long)(cap / 1000), time,
+		     pod);
+}
+
 static void check_invariants(facts *f, json_t *outj)
 {
 	json_t *binds = json_object_get(outj, "bindings");
@@ -170,6 +193,9 @@ static void check_invariants(facts *f, json_t *outj)
 	}
 	kb_res *used = calloc(nodes.nnodes + 1, sizeof(kb_res));
 	int32_t(*dev)[32] = calloc(nodes.nnodes + 1, sizeof(*dev)); /* milli-GPU used per device */
+	/* aliyun.com/gpu-mem used per device (milli-units) */
+	int64_t(*share)[32] = calloc(nodes.nnodes + 1, sizeof(*share));
+	int share_res = kb_resnames_find(&nodes.resnames, "aliyun.com/gpu-mem");
 	int *live = calloc(nb + 1, sizeof(int)); /* 1 while bind i holds its node */
 	const char **pod_of_bind = calloc(nb + 1, sizeof(char *));
 	for (size_t i = 0; i < n; i++) {
@@ -183,11 +209,20 @@ static void check_invariants(facts *f, json_t *outj)
 			live[e->bind_index] = 1;
 			pod_of_bind[e->bind_index] = e->pod;
 			kb_res_add(&used[ni], &pf->req);
+			if (share_res >= 0 && pf->req.q[share_res] > 0 && json_array_size(gpus) != 1)
+				FAIL("%s asks for aliyun.com/gpu-mem but was bound to %s with %zu devices "
+				     "(its device plugin needs exactly one)",
+				     e->pod, e->node, json_array_size(gpus));
 			size_t gi;
 			json_t *g;
 			json_array_foreach(gpus, gi, g)
 			{
 				int64_t d = json_integer_value(g);
+				if (share_res >= 0 && pf->req.q[share_res] > 0) {
+					check_share(&nodes, ni, d, share_res, pf->req.q[share_res],
+						    share[ni], e->time, e->pod);
+					continue;
+				}
 				if (d < 0 || d >= 32 || d >= nodes.nodes[ni].ngpus) {
 					FAIL("%s given GPU %lld, which node %s does not have", e->pod, (long long)d, e->node);
 					continue;
@@ -213,7 +248,10 @@ static void check_invariants(facts *f, json_t *outj)
 				json_array_foreach(json_object_get(json_array_get(binds, (size_t)bi), "gpus"), gi, g)
 				{
 					int64_t d = json_integer_value(g);
-					if (d >= 0 && d < 32)
+					if (d >= 0 && d < 32 && share_res >= 0 &&
+					    pf->req.q[share_res] > 0)
+						share[ni][d] -= pf->req.q[share_res];
+					else if (d >= 0 && d < 32)
 						dev[ni][d] -= pf->gpu_milli ? pf->gpu_milli : 1000;
 				}
 			}
@@ -259,6 +297,7 @@ static void check_invariants(facts *f, json_t *outj)
 	}
 	free(used);
 	free(dev);
+	free(share);
 	free(live);
 	free(pod_of_bind);
 	free(ev);
