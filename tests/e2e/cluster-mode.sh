@@ -5,8 +5,8 @@
 #
 #   tests/e2e/cluster-mode.sh [--build BUILDDIR] [--keep] [CASE...]
 #
-# Cases: mnist too-big queues gpu restart preempt leader deploy flavours
-# tf-template pg-first coexist (default: all). One control plane for the whole run (started
+# Cases: mnist too-big queues gpu gpu-sharing restart preempt leader deploy
+# flavours tf-template pg-first coexist (default: all). One control plane for the whole run (started
 # with `up --controllers` when tf-template is among the cases: it needs the
 # Deployment and Job controllers); each case brings its own Nodes and
 # namespace and its own scheduler process, and cleans up after itself.
@@ -20,7 +20,7 @@ e2e_name=cluster-mode e2e_help_end=15
 fixtures=$here/fixtures
 e2e_args "$@"
 cases=("${e2e_cases[@]}")
-((${#cases[@]})) || cases=(mnist too-big queues gpu restart preempt leader deploy flavours tf-template pg-first coexist)
+((${#cases[@]})) || cases=(mnist too-big queues gpu gpu-sharing restart preempt leader deploy flavours tf-template pg-first coexist)
 up_flags=()
 [[ " ${cases[*]} " == *" tf-template "* ]] && up_flags+=(--controllers)
 e2e_need kubectl curl openssl flock setsid
@@ -260,6 +260,87 @@ case_gpu() {
 	check "gpu: one worker per 2-GPU node ($nodes distinct nodes)" test "$nodes" = 3
 	devs=$(k get pods -n "$ns" -o go-template='{{range .items}}{{index .metadata.annotations "kube-batchd.io/gpu-devices"}}{{"\n"}}{{end}}' | sort -u | tr '\n' ' ')
 	check "gpu: each worker's annotation kube-batchd.io/gpu-devices is \"0,1\" (got: $devs)" test "$devs" = "0,1 "
+	reset_case "$ns"
+}
+
+# The GPU sharing modes as real nodes advertise them (issue 17): a node
+# time-sliced by NVIDIA's device plugin (GFD labels, 2 GPUs x 4 replicas),
+# a node of Alibaba's gpushare (4 GPUs of 16 GiB, Arena's gpushare label)
+# already holding another scheduler's pod on GPU 1, and a 2-GPU node given
+# kube-batchd.io/gpu-milli shares that ask nvidia.com/gpu: 1. Checked from
+# the API's record by gpu_check.py: allocatable never exceeded, gpushare
+# annotations as its device plugin reads them, Arena's view.
+gpu_node() { # NAME LABELS(json) CAPACITY(json)
+	k create -f - >/dev/null <<EOF
+apiVersion: v1
+kind: Node
+metadata: {name: $1, labels: $2}
+status:
+  capacity: $3
+  allocatable: $3
+  conditions: [{type: Ready, status: "True", reason: KubeletReady, message: ok, lastHeartbeatTime: "2024-01-01T00:00:00Z", lastTransitionTime: "2024-01-01T00:00:00Z"}]
+EOF
+}
+gpu_pod() { # NS NAME NODE LIMITS(json) [ANNOTATIONS(json)]
+	local ann='{}'
+	[[ -n ${5:-} ]] && ann=$5
+	cat <<EOF
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: $2, namespace: $1, annotations: $ann}
+spec:
+  schedulerName: kube-batchd
+  nodeSelector: {kubernetes.io/hostname: $3}
+  containers: [{name: main, image: registry.k8s.io/pause:3.9, resources: {requests: {cpu: 100m}, limits: $4}}]
+EOF
+}
+case_gpu_sharing() {
+	local ns i idx
+	ns=$(mkns e2e-share)
+	gpu_node s-ts '{kubernetes.io/hostname: s-ts, e2e.kube-batchd.io/node: "true", nvidia.com/gpu.product: Tesla-T4-SHARED, nvidia.com/gpu.count: "2", nvidia.com/gpu.replicas: "4", nvidia.com/gpu.sharing-strategy: time-slicing}' \
+		'{cpu: "16", memory: 64Gi, pods: "110", nvidia.com/gpu: "8"}'
+	gpu_node s-gs '{kubernetes.io/hostname: s-gs, e2e.kube-batchd.io/node: "true", gpushare: "true"}' \
+		'{cpu: "16", memory: 64Gi, pods: "110", aliyun.com/gpu-mem: "64", aliyun.com/gpu-count: "4"}'
+	gpu_node s-ex '{kubernetes.io/hostname: s-ex, e2e.kube-batchd.io/node: "true"}' \
+		'{cpu: "16", memory: 64Gi, pods: "110", nvidia.com/gpu: "2"}'
+	# Another scheduler's gpushare pod, bound to GPU 1 of s-gs (8 GiB).
+	k create -f - >/dev/null <<EOF
+apiVersion: v1
+kind: Pod
+metadata: {name: extender-placed, namespace: $ns, annotations: {ALIYUN_COM_GPU_MEM_IDX: "1", ALIYUN_COM_GPU_MEM_POD: "8", ALIYUN_COM_GPU_MEM_DEV: "16", ALIYUN_COM_GPU_MEM_ASSIGNED: "false", ALIYUN_COM_GPU_MEM_ASSUME_TIME: "$(date +%s%N)"}}
+spec:
+  nodeName: s-gs
+  containers: [{name: main, image: registry.k8s.io/pause:3.9, resources: {limits: {aliyun.com/gpu-mem: "8"}}}]
+EOF
+	start_sched || { fail "gpu-sharing: scheduler starts"; return; }
+	{
+		for ((i = 0; i < 9; i++)); do gpu_pod "$ns" "ts-$i" s-ts '{nvidia.com/gpu: "1"}'; done
+		# a 8 -> GPU 1 (8 free there: the tightest), b 10 -> GPU 0,
+		# c 20 fits no GPU (32 GiB free in all at the end), d 6 -> GPU 0.
+		gpu_pod "$ns" gs-a s-gs '{aliyun.com/gpu-mem: "8"}'
+		gpu_pod "$ns" gs-b s-gs '{aliyun.com/gpu-mem: "10"}'
+		gpu_pod "$ns" gs-c s-gs '{aliyun.com/gpu-mem: "20"}'
+		gpu_pod "$ns" gs-d s-gs '{aliyun.com/gpu-mem: "6"}'
+		for ((i = 0; i < 3; i++)); do
+			gpu_pod "$ns" "milli-$i" s-ex '{nvidia.com/gpu: "1"}' '{kube-batchd.io/gpu-milli: "300"}'
+		done
+	} | k create -f - >/dev/null
+	# The foreign pod + 8 replicas + 3 gpushare + 2 shares counted whole.
+	check "gpu-sharing: 13 of the 16 kube-batchd pods bound (time-sliced, gpushare, shares)" wait_bound "$ns" 14 30
+	sleep 2 # more sessions: nothing more may be bound
+	check "gpu-sharing: still 14 pods bound after more sessions (got $(bound_count "$ns"))" test "$(bound_count "$ns")" = 14
+	k get nodes -o json >"$dir/gpu-nodes.json"
+	k get pods -A -o json >"$dir/gpu-pods.json"
+	check "gpu-sharing: allocatable never exceeded, gpushare annotations as its device plugin reads them, Arena's view consistent" \
+		python3 "$here/gpu_check.py" "$dir/gpu-nodes.json" "$dir/gpu-pods.json"
+	idx=$(k get pods -n "$ns" gs-a gs-b gs-d -o go-template='{{range .items}}{{.metadata.name}}={{index .metadata.annotations "ALIYUN_COM_GPU_MEM_IDX"}} {{end}}')
+	check "gpu-sharing: devices chosen as the extender would, around the foreign pod on GPU 1 (got $idx)" \
+		test "$idx" = "gs-a=1 gs-b=0 gs-d=0 "
+	check "gpu-sharing: gs-c waits for one GPU with 20 GiB free" \
+		grep -q 'no single GPU with enough free aliyun.com/gpu-mem' <<<"$(k get pod gs-c -n "$ns" -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].message}')"
+	check "gpu-sharing: a third share on the 2-GPU node waits for nvidia.com/gpu" \
+		test "$(k get pods -n "$ns" -o jsonpath='{range .items[*]}{.metadata.name}={.spec.nodeName}{"\n"}{end}' | grep -c '^milli-.=s-ex$')" = 2
 	reset_case "$ns"
 }
 
@@ -593,6 +674,7 @@ for c in "${cases[@]}"; do
 	too-big) case_too_big ;;
 	queues) case_queues ;;
 	gpu) case_gpu ;;
+	gpu-sharing) case_gpu_sharing ;;
 	restart) case_restart ;;
 	leader) case_leader ;;
 	preempt) case_preempt ;;
