@@ -109,6 +109,10 @@
 #define KB_ANN_GPUSHARE_DEV "ALIYUN_COM_GPU_MEM_DEV"      /* one device's gpu-mem, "16" */
 #define KB_ANN_GPUSHARE_ASSIGNED "ALIYUN_COM_GPU_MEM_ASSIGNED" /* "false" until Allocate */
 #define KB_ANN_GPUSHARE_ASSUME_TIME "ALIYUN_COM_GPU_MEM_ASSUME_TIME" /* Unix ns */
+/* volcano's vGPU (HAMi) resources: refused by the gpu plugin (plugins/gpu.c). */
+#define KB_RES_VGPU_NUMBER "volcano.sh/vgpu-number"
+#define KB_RES_VGPU_MEMORY "volcano.sh/vgpu-memory"
+#define KB_RES_VGPU_CORES "volcano.sh/vgpu-cores"
 /* volcano's: a pod (label or annotation) that may not be a victim of
  * preempt or reclaim when "false"; "true" or absent: it may. */
 #define KB_PREEMPTABLE_KEY "volcano.sh/preemptable"

@@ -44,6 +44,13 @@
  * books, fit, the extender's device choice; the node order packs them onto
  * the fullest device that holds them.
  *
+ * volcano's vGPU (HAMi: volcano.sh/vgpu-number, -memory, -cores) is refused
+ * with the reason: its device plugin allocates only the devices that
+ * volcano's scheduler encodes into the pod (volcano.sh/vgpu-ids-new,
+ * volcano.sh/devices-to-allocate, with the node's registration in
+ * volcano.sh/node-vgpu-register); bound without them the pod would fail at
+ * the kubelet. kube-batchd does not write that protocol.
+ *
  * Models: a node's model is its nvidia.com/gpu.product label; a pod accepts
  * the models in its annotation kube-batchd.io/gpu-models ("A100|H100", exact
  * match of one name) - nodeSelector and node affinity on the label work
@@ -69,6 +76,7 @@
 #include <string.h>
 
 #include "api/labels.h"
+#include "cache/objects.h"
 #include "plugins/gpu_frag.h"
 #include "plugins/gpushare.h"
 #include "plugins/plugins.h"
@@ -87,6 +95,7 @@ typedef struct gpu_state {
 	double weight, pack_weight, topo_weight;
 	const char *topo_key;
 	kb_gpushare *share; /* Alibaba's GPU sharing (gpushare.h), or NULL */
+	int vgpu_res[3];    /* slots of volcano's vGPU resources (-1: none asks) */
 	struct kb_gpu_models models;
 	/* The expected workload, learned from the session's GPU pods the first
 	 * time a score needs it (workload_known). */
@@ -332,6 +341,9 @@ static int gpu_open(kb_session *ssn, const kb_plugin_conf *pc, void **ret, kb_er
 	st->held = kb_arena_calloc(&ssn->arena, s->ntasks ? s->ntasks : 1, sizeof(*st->held));
 	if (!st->nodes || !st->job_topo || !st->job_topo_known || !st->req || !st->ask || !st->held)
 		return kb_err_set(err, -ENOMEM, "out of memory");
+	static const char *const vgpu[3] = {KB_RES_VGPU_NUMBER, KB_RES_VGPU_MEMORY, KB_RES_VGPU_CORES};
+	for (int i = 0; i < 3; i++)
+		st->vgpu_res[i] = kb_resnames_find(&s->resnames, vgpu[i]);
 	*ret = st;
 	return kb_gpushare_open(ssn, &st->share, err);
 }
@@ -377,6 +389,13 @@ static int gpu_predicate(void *state, const kb_session *ssn, const kb_task *t, c
 {
 	gpu_state *st = state;
 	struct kb_gpu_task gt;
+	for (int i = 0; i < 3; i++)
+		if (st->vgpu_res[i] >= 0 && t->req.q[st->vgpu_res[i]] > 0) {
+			*ret = "pod asks for volcano's vGPU (volcano.sh/vgpu-*), whose device plugin "
+			       "runs only the devices volcano's scheduler writes into the pod "
+			       "(volcano.sh/vgpu-ids-new), which kube-batchd does not write";
+			return KB_FIT_FAIL;
+		}
 	if (kb_gpushare_asks(st->share, t))
 		return kb_gpushare_predicate(st->share, ssn, t, n, ret);
 	enum gpu_ask ask = gpu_task_of(st, t, false, &gt);

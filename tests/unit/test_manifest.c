@@ -253,6 +253,61 @@ static void node_decodes_allocatable_taints_gpus(void **state)
 	kb_object_free(o);
 }
 
+/* GPU Feature Discovery's sharing labels and Alibaba's gpushare count. */
+static void node_gpu_sharing_modes(void **state)
+{
+	(void)state;
+	kb_object *o = decode_ok("apiVersion: v1\nkind: Node\nmetadata:\n  name: ts\n  labels:\n"
+				 "    nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB-SHARED\n"
+				 "    nvidia.com/gpu.count: \"8\"\n"
+				 "    nvidia.com/gpu.replicas: \"10\"\n"
+				 "    nvidia.com/gpu.sharing-strategy: time-slicing\n"
+				 "status: {allocatable: {nvidia.com/gpu: 80}}\n");
+	assert_int_equal(o->u.node.ngpus, 8);
+	assert_int_equal(o->u.node.gpu_replicas, 10);
+	assert_int_equal(o->u.node.gpu_sharing, KB_GPU_SHARING_TIME_SLICING);
+	assert_string_equal(o->u.node.gpu_model, "NVIDIA-A100-SXM4-80GB");
+	kb_object_free(o);
+	/* A dedicated node keeps a product name that ends like GFD's suffix. */
+	o = decode_ok("apiVersion: v1\nkind: Node\nmetadata:\n  name: d\n  labels:\n"
+		      "    nvidia.com/gpu.product: X-SHARED\n    nvidia.com/gpu.sharing-strategy: mps\n"
+		      "status: {allocatable: {nvidia.com/gpu: 2}}\n");
+	assert_int_equal(o->u.node.ngpus, 2);
+	assert_int_equal(o->u.node.gpu_replicas, 1);
+	assert_int_equal(o->u.node.gpu_sharing, KB_GPU_SHARING_MPS);
+	assert_string_equal(o->u.node.gpu_model, "X-SHARED");
+	kb_object_free(o);
+	/* gpushare: the count from the allocatable, else the capacity. */
+	o = decode_ok("apiVersion: v1\nkind: Node\nmetadata: {name: g}\n"
+		      "status: {capacity: {aliyun.com/gpu-count: 4}, allocatable: {aliyun.com/gpu-mem: 64}}\n");
+	assert_int_equal(o->u.node.gpushare_count, 4);
+	assert_int_equal(o->u.node.ngpus, 0);
+	kb_object_free(o);
+	expect_error("apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\n  labels:\n"
+		     "    nvidia.com/gpu.replicas: \"3\"\n"
+		     "status: {allocatable: {nvidia.com/gpu: 8}}\n",
+		     "Node \"n1\": metadata.labels.nvidia.com/gpu.replicas: 3 does not divide "
+		     "status.allocatable.nvidia.com/gpu 8 (each GPU is advertised as that many "
+		     "nvidia.com/gpu) (t.yaml:6:30)");
+	expect_error("apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\n  labels:\n"
+		     "    nvidia.com/gpu.replicas: \"0\"\n",
+		     "Node \"n1\": metadata.labels.nvidia.com/gpu.replicas: want a whole number "
+		     "1..1000000, got \"0\" (t.yaml:6:30)");
+	expect_error("apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\n  labels:\n"
+		     "    nvidia.com/gpu.sharing-strategy: slices\n",
+		     "Node \"n1\": metadata.labels.nvidia.com/gpu.sharing-strategy: want none, "
+		     "time-slicing or mps, got \"slices\" (t.yaml:6:38)");
+	expect_error("apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\n  labels:\n"
+		     "    nvidia.com/gpu.count: \"1\"\n    nvidia.com/gpu.replicas: \"4\"\n"
+		     "status: {allocatable: {nvidia.com/gpu: 8}}\n",
+		     "Node \"n1\": metadata.labels.nvidia.com/gpu.count: 1 GPUs, but "
+		     "status.allocatable.nvidia.com/gpu 8 is 2 GPUs of 4 replicas (t.yaml:6:27)");
+	expect_error("apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n"
+		     "status: {allocatable: {aliyun.com/gpu-count: 1500m}}\n",
+		     "Node \"n1\": status.allocatable.aliyun.com/gpu-count: want a whole number of "
+		     "GPUs 0..32, got \"1500m\" (t.yaml:4:46)");
+}
+
 static void node_capacity_fallback_pods_and_readiness(void **state)
 {
 	kb_object *o = decode_ok("apiVersion: v1\nkind: Node\nmetadata: {name: n}\n"
@@ -1779,6 +1834,7 @@ int main(void)
 		cmocka_unit_test_setup(bad_timestamps_are_refused, setup),
 		cmocka_unit_test_setup(node_decodes_allocatable_taints_gpus, setup),
 		cmocka_unit_test_setup(node_capacity_fallback_pods_and_readiness, setup),
+		cmocka_unit_test_setup(node_gpu_sharing_modes, setup),
 		cmocka_unit_test_setup(node_errors, setup),
 		cmocka_unit_test_setup(node_gpu_topology_must_cover_every_device_once, setup),
 		cmocka_unit_test_setup(pod_defaults, setup),
