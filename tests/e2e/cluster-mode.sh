@@ -139,6 +139,10 @@ wait_bound() {
 }
 reset_case() {
 	stop_sched
+	if k get nodes -o json >"$dir/inv-nodes.json" && k get pods -A -o json >"$dir/inv-pods.json"; then
+		check "$c: no node over its allocatable in the API's record" \
+			e2e_invariants "$dir/inv-nodes.json" "$dir/inv-pods.json"
+	fi
 	local ns
 	for ns in "$@"; do
 		k delete pods --all -n "$ns" --grace-period=0 --force >/dev/null 2>&1

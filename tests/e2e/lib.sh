@@ -10,6 +10,7 @@
 #   e2e_dir kb-twin               # $dir: KB_E2E_DIR or a fresh temp dir
 #   ... pass / fail / skip / check "what" COMMAND... ...
 #   e2e_release_dir               # in the EXIT trap: the control plane down
+#   e2e_invariants NODES.json PODS.json  # no node over allocatable (gpu_check.py)
 #   e2e_summary                   # "NAME: N passed, N failed[, N skipped]"
 #
 # Variables it sets: here, root, build, keep, e2e_cases, bin, dir, own_dir,
@@ -75,6 +76,17 @@ e2e_release_dir() {
 	else
 		echo "$e2e_name: logs kept in $dir" >&2
 	fi
+}
+
+# e2e_invariants NODES.json PODS.json: the kubelet's admission rule (no node
+# over its allocatable in any resource) and the GPU sharing rules, checked on
+# the API's own record (`kubectl get nodes|pods -A -o json`) by
+# gpu_check.py; prints what broke.
+e2e_invariants() {
+	local out
+	out=$(python3 "$here/gpu_check.py" "$1" "$2") && return 0
+	grep '^BROKEN' <<<"$out"
+	return 1
 }
 
 e2e_summary() {

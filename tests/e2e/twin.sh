@@ -200,6 +200,8 @@ for s in "${scenarios[@]}"; do
 		fail "$name: the cluster decided otherwise than the simulator"
 		echo "$out" | sed 's/^/    /'
 	fi
+	check "$name: no node over its allocatable in the API's record" \
+		e2e_invariants "$dir/$name.nodes.json" "$dir/$name.pods.json"
 	reset_cluster || fail "$name: its objects were not all deleted"
 done
 e2e_summary

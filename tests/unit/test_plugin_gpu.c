@@ -243,6 +243,107 @@ static void shares_fill_one_device_before_the_next(void **state)
 	kb_stmt_discard(&st);
 }
 
+/* ---- nodes whose device plugin shares GPUs ------------------------------------- */
+
+#define TS_LABELS                                                                               \
+	", labels: {nvidia.com/gpu.replicas: '4', nvidia.com/gpu.sharing-strategy: time-slicing, " \
+	"nvidia.com/gpu.product: T4-SHARED}"
+#define MPS_LABELS ", labels: {nvidia.com/gpu.replicas: '4', nvidia.com/gpu.sharing-strategy: mps}"
+
+static void replicas_are_the_device_plugins_to_pick(void **state)
+{
+	fx *f = *state;
+	/* 2 GPUs x 4 replicas: a pod may ask for more replicas than the node
+	 * has GPUs (the device plugin spreads them), gets no device ids, and the
+	 * model matches without GFD's "-SHARED". */
+	fx_loadf(f, GNODE("ts", TS_LABELS, GPUS(8))
+		 GPOD("p", "kube-batchd.io/gpu-models: T4", G(3)) GPOD("own", SHARE(250), G_SHARE));
+	fx_open(f, CONF);
+	assert_int_equal(fx_node(f, "ts")->ngpus, 2);
+	assert_null(predicate(f, "default/p", "ts"));
+	assert_string_equal(gpu_predicate(f, "default/own", "ts"),
+			    "node(s) share GPUs through their device plugin (a nvidia.com/gpu is a "
+			    "replica): a kube-batchd.io/gpu-milli share that asks for no "
+			    "nvidia.com/gpu gets no GPU there");
+	kb_statement st;
+	kb_stmt_init(&st, &f->ssn);
+	assert_int_equal(kb_stmt_allocate(&st, fx_task_index(f, "default/p"), 0), 0);
+	assert_int_equal(mask_of(f, "default/p"), 0);
+	kb_stmt_discard(&st);
+}
+
+static void mps_gives_a_pod_one_replica(void **state)
+{
+	fx *f = *state;
+	fx_loadf(f, GNODE("mps", MPS_LABELS, GPUS(8)) GPOD("one", "", G(1)) GPOD("two", "", G(2)));
+	fx_open(f, CONF);
+	assert_null(predicate(f, "default/one", "mps"));
+	assert_string_equal(gpu_predicate(f, "default/two", "mps"),
+			    "node(s) share GPUs through MPS, which gives a pod at most one "
+			    "nvidia.com/gpu");
+}
+
+static void replicas_pack_onto_shared_gpus(void **state)
+{
+	fx *f = *state;
+	/* Binpack prefers the node with fewer physical GPUs left free. */
+	fx_loadf(f, GNODE("busy", TS_LABELS, GPUS(8)) GNODE("idle", TS_LABELS, GPUS(8))
+		 GRUNNING("r", "", "busy", G(5)) GPOD("p", "", G(1)));
+	fx_open(f, "actions: \"allocate\"\ntiers:\n- plugins:\n  - name: gpu\n"
+		   "    arguments: {gpu.policy: binpack}\n");
+	assert_true(kb_node_score(&f->ssn, fx_task(f, "default/p"), fx_node(f, "busy")) >
+		    kb_node_score(&f->ssn, fx_task(f, "default/p"), fx_node(f, "idle")));
+}
+
+/* ---- Alibaba's gpushare ---------------------------------------------------------- */
+
+#define GS_NODE(name, mem, count)                                                               \
+	GNODE(name, "", "{cpu: '32', memory: 128Gi, aliyun.com/gpu-mem: '" #mem                    \
+			"', aliyun.com/gpu-count: '" #count "'}")
+#define GS(m) "{cpu: '1', aliyun.com/gpu-mem: '" #m "'}"
+#define IDX(d) "ALIYUN_COM_GPU_MEM_IDX: '" #d "'"
+
+static void gpushare_takes_the_tightest_device_around_bound_pods(void **state)
+{
+	fx *f = *state;
+	/* 3 GPUs of 16: GPU 1 holds 8 (its annotation says so); a pod bound
+	 * without an index holds 4, charged where this module would have put
+	 * it (GPU 1 or GPU 0, by the order it is met: either way p4 and p12
+	 * land as below). 17 fits no GPU. */
+	fx_loadf(f, GS_NODE("gs", 48, 3) GRUNNING("r1", IDX(1), "gs", GS(8))
+		 GRUNNING("r2", "", "gs", GS(4)) GPOD("p4", "", GS(4)) GPOD("p12", "", GS(12))
+		 GPOD("p17", "", GS(17)) GPOD("both", "", "{aliyun.com/gpu-mem: '1', nvidia.com/gpu: '1'}"));
+	fx_open(f, CONF);
+	assert_string_equal(gpu_predicate(f, "default/p17", "gs"),
+			    "node(s) had no single GPU with enough free aliyun.com/gpu-mem");
+	assert_string_equal(gpu_predicate(f, "default/both", "gs"),
+			    "pod asks for both aliyun.com/gpu-mem and nvidia.com/gpu");
+	kb_statement st;
+	kb_stmt_init(&st, &f->ssn);
+	assert_int_equal(kb_stmt_allocate(&st, fx_task_index(f, "default/p4"), 0), 0);
+	assert_int_equal(mask_of(f, "default/p4"), 0x2); /* GPU 1: 4 free, the tightest */
+	assert_int_equal(kb_stmt_allocate(&st, fx_task_index(f, "default/p12"), 0), 0);
+	assert_int_equal(mask_of(f, "default/p12"), 0x1); /* GPU 0, the lowest of two whole */
+	kb_stmt_discard(&st);
+	assert_int_equal(mask_of(f, "default/p4"), 0);
+	assert_int_equal(mask_of(f, "default/p12"), 0);
+	/* Undone: GPU 1 has its 4 back. */
+	kb_stmt_init(&st, &f->ssn);
+	assert_int_equal(kb_stmt_allocate(&st, fx_task_index(f, "default/p4"), 0), 0);
+	assert_int_equal(mask_of(f, "default/p4"), 0x2);
+	kb_stmt_discard(&st);
+}
+
+static void gpushare_needs_the_gpu_count(void **state)
+{
+	fx *f = *state;
+	fx_loadf(f, GNODE("nocount", "", "{cpu: '32', memory: 128Gi, aliyun.com/gpu-mem: '32'}")
+		 GPOD("p", "", GS(4)));
+	fx_open(f, CONF);
+	assert_string_equal(gpu_predicate(f, "default/p", "nocount"),
+			    "node(s) had no aliyun.com/gpu-count (GPU sharing by memory)");
+}
+
 /* ---- node order ------------------------------------------------------------------ */
 
 /* g1 has 3 of 4 GPUs taken, g2 none. */
@@ -335,6 +436,11 @@ int main(void)
 		T(placement_keeps_whole_gpus_in_one_topology_group),
 		T(undoing_a_placement_frees_its_devices),
 		T(shares_fill_one_device_before_the_next),
+		T(replicas_are_the_device_plugins_to_pick),
+		T(mps_gives_a_pod_one_replica),
+		T(replicas_pack_onto_shared_gpus),
+		T(gpushare_takes_the_tightest_device_around_bound_pods),
+		T(gpushare_needs_the_gpu_count),
 		T(node_order_binpack_prefers_the_fuller_node),
 		T(node_order_spread_prefers_the_emptier_node),
 		T(node_order_gives_no_score_to_pods_without_gpus),
