@@ -559,7 +559,9 @@ int main(int argc, char **argv)
 	    kb_gpu_workload_init_policy(KB_GPU_POLICY_FGD, t.pods, t.npods,
 					&t.workload_fgd) < 0 ||
 	    kb_gpu_workload_init_policy(KB_GPU_POLICY_KUBE_BATCHD, t.pods,
-					t.npods, &t.workload_kbd) < 0) {
+					t.npods, &t.workload_kbd) < 0 ||
+	    kb_gpu_workload_set_capacity(&t.workload_kbd, t.nodes, t.nnodes) <
+		    0) {
 		fprintf(stderr, "openb_replay: out of memory\n");
 		trace_release(&t);
 		return 1;

@@ -318,28 +318,9 @@ int kb_gpu_workload_init(const struct kb_gpu_task *tasks, size_t n,
 		shapes[i].task = groups[i].task;
 		shapes[i].weight = (double)groups[i].count / (double)covered;
 	}
-	/* CPU and memory per milli-GPU that the GPU shapes able to run on each
-	 * model bring with them (index KB_GPU_MODEL_MAX: a node whose model
-	 * has no name, usable by shapes that accept any model). */
-	for (int m = 0; m <= KB_GPU_MODEL_MAX; m++) {
-		double cpu = 0, mem = 0, gpu = 0;
-
-		for (size_t i = 0; i < kept; i++) {
-			const struct kb_gpu_task *st = &shapes[i].task;
-			double g = (double)kb_gpu_task_gpu_total(st);
-
-			if (g <= 0 ||
-			    (st->models && (m == KB_GPU_MODEL_MAX ||
-					    !((st->models >> m) & 1u))))
-				continue;
-			cpu += shapes[i].weight * (double)st->cpu_milli;
-			mem += shapes[i].weight * (double)st->memory_mib;
-			gpu += shapes[i].weight * g;
-		}
-		ret->cpu_per_gpu[m] = gpu > 0 ? cpu / gpu : 0;
-		ret->memory_per_gpu[m] = gpu > 0 ? mem / gpu : 0;
-	}
 	ret->strand_weight = flags & KB_GPU_WORKLOAD_STRAND ? 1.0 : 0.0;
+	memset(ret->pressure, 0, sizeof(ret->pressure));
+	ret->models_present = 0;
 	ret->shapes = shapes;
 	ret->count = kept;
 	ret->flags = flags;
@@ -369,6 +350,67 @@ int kb_gpu_workload_init_policy(enum kb_gpu_policy policy,
 	return -EINVAL;
 }
 
+int kb_gpu_workload_set_capacity(struct kb_gpu_workload *workload,
+				 const struct kb_gpu_node *nodes, size_t n)
+{
+	double cap[KB_GPU_MODEL_MAX] = { 0 }, need[KB_GPU_MODEL_MAX] = { 0 };
+	double total_cap = 0.0, total_gpu = 0.0;
+	uint64_t present = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (nodes[i].model < -1 || nodes[i].model >= KB_GPU_MODEL_MAX)
+			return -EINVAL;
+		if (nodes[i].model < 0 || nodes[i].gpu_count <= 0)
+			continue;
+		cap[nodes[i].model] += (double)nodes[i].gpu_count * KB_GPU_MILLI;
+		total_cap += (double)nodes[i].gpu_count * KB_GPU_MILLI;
+		present |= UINT64_C(1) << nodes[i].model;
+	}
+	for (size_t s = 0; s < workload->count; s++)
+		total_gpu += workload->shapes[s].weight *
+			     (double)kb_gpu_task_gpu_total(&workload->shapes[s].task);
+	for (size_t s = 0; s < workload->count && total_gpu > 0; s++) {
+		const struct kb_gpu_task *t = &workload->shapes[s].task;
+		uint64_t named = t->models & present;
+		double named_cap = 0.0, demand;
+
+		if (t->num_gpu == 0 || named == 0)
+			continue;
+		for (int m = 0; m < KB_GPU_MODEL_MAX; m++)
+			if ((named >> m) & 1u)
+				named_cap += cap[m];
+		demand = total_cap * workload->shapes[s].weight *
+			 (double)kb_gpu_task_gpu_total(t) / total_gpu;
+		for (int m = 0; m < KB_GPU_MODEL_MAX; m++)
+			if ((named >> m) & 1u)
+				need[m] += demand * cap[m] / named_cap;
+	}
+	for (int m = 0; m < KB_GPU_MODEL_MAX; m++)
+		workload->pressure[m] =
+			cap[m] > 0 ? fmin(1.0, need[m] / cap[m]) : 0.0;
+	workload->models_present = present;
+	return 0;
+}
+
+/* Model pressure cost per milli-GPU of placing the task on the node (design
+ * note, 4): the node model's pressure minus the least pressure among the
+ * models present that the task accepts. 0 for a task with no choice. */
+static double pressure_cost(const struct kb_gpu_node *node,
+			    const struct kb_gpu_task *task,
+			    const struct kb_gpu_workload *workload)
+{
+	uint64_t ok = task->models ? task->models & workload->models_present :
+				     workload->models_present;
+	double least = INFINITY;
+
+	if (task->num_gpu == 0 || node->model < 0 || ok == 0)
+		return 0.0;
+	for (int m = 0; m < KB_GPU_MODEL_MAX; m++)
+		if (((ok >> m) & 1u) && workload->pressure[m] < least)
+			least = workload->pressure[m];
+	return workload->pressure[node->model] - least;
+}
+
 void kb_gpu_workload_release(struct kb_gpu_workload *workload)
 {
 	free(workload->shapes);
@@ -377,6 +419,40 @@ void kb_gpu_workload_release(struct kb_gpu_workload *workload)
 }
 
 /* ---- fragmentation ------------------------------------------------------- */
+
+/* Idle GPU that the node's free CPU (and with KB_GPU_WORKLOAD_MEMORY, free
+ * memory) cannot feed, averaged over the GPU shapes that accept the node's
+ * model (design note, 1): a shape asking c milli-CPU for g milli-GPU can
+ * feed free CPU * g / c of the idle GPU. Asking per shape rather than at
+ * the mean CPU per GPU counts the CPU that CPU-heavy shapes will need: at
+ * the mean, the few spare cores of a G2 node (12 per GPU) look free, and
+ * CPU-only tasks take them instead of the ample CPU of T4 nodes (52 per
+ * GPU). O(shapes). */
+static double stranded_gpu(const struct kb_gpu_node *node, int64_t idle,
+			   const struct kb_gpu_workload *workload)
+{
+	bool memory = workload->flags & KB_GPU_WORKLOAD_MEMORY;
+	double sum = 0.0, weight = 0.0;
+
+	for (size_t s = 0; s < workload->count; s++) {
+		const struct kb_gpu_task *t = &workload->shapes[s].task;
+		double g = (double)kb_gpu_task_gpu_total(t);
+		double fed = INFINITY;
+
+		if (g <= 0 || !kb_gpu_model_ok(node, t))
+			continue;
+		weight += workload->shapes[s].weight;
+		if (t->cpu_milli > 0)
+			fed = (double)node->cpu_milli_free * g /
+			      (double)t->cpu_milli;
+		if (memory && t->memory_mib > 0)
+			fed = fmin(fed, (double)node->memory_mib_free * g /
+						(double)t->memory_mib);
+		if (fed < (double)idle)
+			sum += workload->shapes[s].weight * ((double)idle - fed);
+	}
+	return weight > 0 ? sum / weight : 0.0;
+}
 
 double kb_gpu_node_frag(const struct kb_gpu_node *node,
 			const struct kb_gpu_workload *workload)
@@ -387,26 +463,9 @@ double kb_gpu_node_frag(const struct kb_gpu_node *node,
 
 	if (total == 0)
 		return 0.0;
-	if (workload->strand_weight > 0) {
-		int m = node->model >= 0 ? node->model : KB_GPU_MODEL_MAX;
-		double stranded = 0.0;
-
-		/* Idle GPU beyond what the free CPU (memory) can feed at the
-		 * workload's CPU (memory) per GPU: expected to stay idle. */
-		if (workload->cpu_per_gpu[m] > 0)
-			stranded = (double)total -
-				   (double)node->cpu_milli_free /
-					   workload->cpu_per_gpu[m];
-		if (memory && workload->memory_per_gpu[m] > 0) {
-			double sm = (double)total -
-				    (double)node->memory_mib_free /
-					    workload->memory_per_gpu[m];
-			if (sm > stranded)
-				stranded = sm;
-		}
-		if (stranded > 0)
-			frag += workload->strand_weight * stranded;
-	}
+	if (workload->strand_weight > 0)
+		frag += workload->strand_weight *
+			stranded_gpu(node, total, workload);
 	for (size_t s = 0; s < workload->count; s++) {
 		const struct kb_gpu_task *t = &workload->shapes[s].task;
 		double w = workload->shapes[s].weight;
@@ -482,7 +541,10 @@ static int score_frag(const struct kb_gpu_node *node,
 		      const struct kb_gpu_workload *workload, double *ret_score,
 		      uint32_t *ret_devices)
 {
-	double before = kb_gpu_node_frag(node, workload);
+	/* delta = after - before + g * pressure cost: folded into before */
+	double before = kb_gpu_node_frag(node, workload) -
+			(double)kb_gpu_task_gpu_total(task) *
+				pressure_cost(node, task, workload);
 	double best = 0.0;
 	uint32_t best_dev = 0;
 	bool found = false;

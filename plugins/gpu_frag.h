@@ -26,18 +26,32 @@
  * to a fixed seeded node order). kube-batchd keeps FGD's gradient and score
  * scale and changes the measure:
  *   1. stranded GPU: idle GPU that the node's free CPU (or memory) cannot
- *      feed, at the CPU (memory) per GPU that the shapes able to use this
- *      node's model bring on average, counts as fragment too. FGD only asks
- *      whether one task of each shape fits now, so it lets CPU-only and
- *      CPU-heavy tasks eat the CPU that the node's idle GPUs will need;
+ *      feed counts as fragment too, averaged over the shapes able to use
+ *      this node's model, each at its own CPU (memory) per GPU. FGD only
+ *      asks whether one task of each shape fits now, so it lets CPU-only
+ *      and CPU-heavy tasks eat the CPU that the node's idle GPUs will need
+ *      (at the mean CPU per GPU instead of per shape, the few spare cores
+ *      of a G2 node look free and a trace with many CPU-only tasks,
+ *      cpu250, strands G2 GPUs);
  *   2. memory is a hard constraint, so a shape that does not fit the node's
  *      free memory cannot use its GPUs (FGD ignores memory);
  *   3. the distribution keeps every shape of the trace instead of the
  *      commonest 95 %: the rare shapes are mostly the ones that name GPU
  *      models, and without them the measure cannot see that a T4-only task
- *      needs the T4 GPUs that an any-model task is about to take.
- * The trace's shapes (not their order) are the only knowledge of the
- * future, as for FGD. Figures: bench/README-openb.md.
+ *      needs the T4 GPUs that an any-model task is about to take;
+ *   4. model pressure (once kb_gpu_workload_set_capacity() has seen the
+ *      cluster): when the tasks that name models will need a share p of a
+ *      model's GPUs, a task that could run elsewhere and takes g milli-GPU
+ *      of that model pushes out about p * g of them, which will find no
+ *      room and stay unallocated. The score adds g * (p of the node's model
+ *      - the least p among the models the task accepts) to the delta: a
+ *      task that has no choice pays nothing, and on a trace without model
+ *      constraints every p is 0. FGD's measure sees the constrained shapes
+ *      one node at a time and cannot tell that T4-only tasks alone will
+ *      fill the T4 GPUs (gpuspec33), so it spends T4 GPUs on tasks that G2
+ *      nodes could have held.
+ * The trace's shapes (not their order) and the cluster's GPUs per model are
+ * the only knowledge of the future. Figures: bench/README-openb.md.
  */
 #ifndef KB_PLUGINS_GPU_FRAG_H
 #define KB_PLUGINS_GPU_FRAG_H
@@ -102,11 +116,13 @@ struct kb_gpu_workload {
 	struct kb_gpu_shape *shapes;
 	size_t count;
 	unsigned flags;
-	/* Mean milli-CPU and MiB per milli-GPU of the GPU shapes that accept
-	 * each model (index: model id; KB_GPU_MODEL_MAX: unnamed model). */
-	double cpu_per_gpu[KB_GPU_MODEL_MAX + 1];
-	double memory_per_gpu[KB_GPU_MODEL_MAX + 1];
 	double strand_weight; /* 1 with KB_GPU_WORKLOAD_STRAND, else 0 */
+	/* Model pressure (kb_gpu_workload_set_capacity; all 0 until then):
+	 * the share of each model's GPUs that the shapes naming models will
+	 * need when the workload fills the cluster, capped at 1 (index: model
+	 * id). models_present: the models that have GPUs in the cluster. */
+	double pressure[KB_GPU_MODEL_MAX];
+	uint64_t models_present;
 };
 
 /* Placement policies. */
@@ -221,6 +237,17 @@ int kb_gpu_workload_init_policy(enum kb_gpu_policy policy,
 				const struct kb_gpu_task *tasks, size_t n,
 				struct kb_gpu_workload *ret);
 
+/* Learn the model pressure of the workload on a cluster (design note, 4):
+ * with C_m the GPUs of model m in the n nodes and C their sum, each shape
+ * that names models brings C * (its share of the workload's GPU request),
+ * spread over the models it names in proportion to C_m (models absent from
+ * the cluster get none); pressure[m] = min(1, what model m got / C_m).
+ * Shapes that name no model add nothing. Replaces an earlier pressure.
+ * Returns 0, or -EINVAL when a node's model id is out of range (workload
+ * untouched then). O(nodes + shapes * KB_GPU_MODEL_MAX). */
+int kb_gpu_workload_set_capacity(struct kb_gpu_workload *workload,
+				 const struct kb_gpu_node *nodes, size_t n);
+
 /* Free the shapes and empty the workload. Accepts an empty workload. */
 void kb_gpu_workload_release(struct kb_gpu_workload *workload);
 
@@ -230,8 +257,10 @@ void kb_gpu_workload_release(struct kb_gpu_workload *workload);
  * when CPU (and with KB_GPU_WORKLOAD_MEMORY, memory) is short, or when fewer
  * than num_gpu GPUs have gpu_milli free; otherwise it could not use the
  * GPUs with less than gpu_milli free. With KB_GPU_WORKLOAD_STRAND, plus
- * max(0, idle GPU - free CPU / cpu_per_gpu[model], idle GPU - free memory /
- * memory_per_gpu[model]) (the memory part only with MEMORY).
+ * the idle GPU that the node's free CPU (and with MEMORY, free memory)
+ * cannot feed, averaged over the GPU shapes that accept the node's model:
+ * a shape asking c milli-CPU (m MiB) for g milli-GPU feeds at most
+ * free CPU * g / c (free memory * g / m) of it.
  * O(shapes * gpus). */
 double kb_gpu_node_frag(const struct kb_gpu_node *node,
 			const struct kb_gpu_workload *workload);
@@ -254,8 +283,10 @@ int kb_gpu_frag_delta(const struct kb_gpu_node *node,
  * random order of the nodes that stays fixed for the whole replay (the first
  * node in that order among the best wins).
  *   KUBE_BATCHD and FGD: int(100 * sigmoid(-delta / 1000)), delta the
- *     increase of kb_gpu_node_frag() under the workload; the GPU of a
- *     sharing task is the lowest-index one with the best such score;
+ *     increase of kb_gpu_node_frag() under the workload plus the model
+ *     pressure cost (design note, 4; 0 unless the workload has a pressure);
+ *     the GPU of a sharing task is the lowest-index one with the best such
+ *     score;
  *   BESTFIT: 1 - 0.5 * ((cpu free - cpu asked) / 128 cores + (GPU free -
  *     GPU asked) / 8 GPUs), tightest-fitting GPU;
  *   RANDOM: 0, first fitting devices (pick devices with

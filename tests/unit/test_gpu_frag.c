@@ -3,6 +3,7 @@
  * matching, the fragmentation measure and the scores.
  */
 #include <errno.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -356,9 +357,12 @@ static void fragmentation_worked_example(void **state)
 	assert_null(w.shapes);
 }
 
-/* The stranded term: A and B bring (0.5*4000 + 0.25*8000) / (0.5*600 +
- * 0.25*2000) = 5 milli-CPU per milli-GPU. With 6 cores free and 2500 idle,
- * 6000 / 5 = 1200 can be fed: 1300 stranded, added to the 1500 above. */
+/* The stranded term, per shape: with 6 cores free and 2500 idle, A (4
+ * cores for 600) feeds 6000 * 600 / 4000 = 900, leaving 1600; B (8 cores for
+ * 2000) feeds 1500, leaving 1000; weighted over the GPU shapes:
+ * (0.5 * 1600 + 0.25 * 1000) / 0.75 = 1400, added to the 1500 above. At
+ * their mean (5 milli-CPU per milli-GPU) the shapes would feed 1200, so the
+ * per-shape count is larger, as CPU-heavy A needs more than the mean. */
 static void stranded_gpu_counts_as_fragment(void **state)
 {
 	struct kb_gpu_workload w = example_workload(KB_GPU_WORKLOAD_STRAND);
@@ -366,10 +370,68 @@ static void stranded_gpu_counts_as_fragment(void **state)
 	struct kb_gpu_node n = node_with(6000, BIG_MEM, 0, free, 4);
 
 	(void)state;
-	assert_true(w.cpu_per_gpu[0] == 5.0);
-	assert_true(kb_gpu_node_frag(&n, &w) == 1500.0 + 1300.0);
+	assert_true(fabs(kb_gpu_node_frag(&n, &w) - (1500.0 + 1400.0)) < 1e-9);
 	n.cpu_milli_free = 32000; /* enough CPU for all idle GPU */
 	assert_true(kb_gpu_node_frag(&n, &w) == 1000.0);
+	kb_gpu_workload_release(&w);
+}
+
+/* Model pressure: half the workload (by GPU) names T4 (model 0), the other
+ * half any model; the cluster has 1 T4 GPU and 3 G2 GPUs (model 1). The
+ * T4-only half brings 0.5 * 4000 = 2000 milli-GPU to 1000 of T4: pressure
+ * 1 (capped); G2 0. An any-model GPU then costs 1000 more on the T4 node
+ * than on the G2 node, and scores lower there; the T4-only task, which has
+ * no choice, pays nothing. */
+static void model_pressure_keeps_scarce_models_for_tasks_that_need_them(void **state)
+{
+	struct kb_gpu_task tasks[2] = {
+		task_of(1000, 1000, 1, 1000, 1u << 0),
+		task_of(1000, 1000, 1, 1000, 0),
+	};
+	const int32_t one[1] = { 1000 }, three[3] = { 1000, 1000, 1000 };
+	struct kb_gpu_node nodes[2] = {
+		node_with(64000, BIG_MEM, 0, one, 1),
+		node_with(64000, BIG_MEM, 1, three, 3),
+	};
+	struct kb_gpu_workload w;
+	double on_t4, on_g2, before, after;
+	uint32_t dev;
+
+	(void)state;
+	assert_int_equal(kb_gpu_workload_init(tasks, 2, 1.0, 0, &w), 0);
+	assert_true(w.pressure[0] == 0.0); /* nothing until the cluster is seen */
+	assert_int_equal(kb_gpu_score(KB_GPU_POLICY_KUBE_BATCHD, &nodes[0],
+				      &tasks[1], &w, &before, &dev),
+			 0);
+	assert_int_equal(kb_gpu_workload_set_capacity(&w, nodes, 2), 0);
+	assert_true(w.pressure[0] == 1.0);
+	assert_true(w.pressure[1] == 0.0);
+	assert_true(w.models_present == 3u);
+	assert_int_equal(kb_gpu_score(KB_GPU_POLICY_KUBE_BATCHD, &nodes[0],
+				      &tasks[1], &w, &on_t4, &dev),
+			 0);
+	assert_int_equal(kb_gpu_score(KB_GPU_POLICY_KUBE_BATCHD, &nodes[1],
+				      &tasks[1], &w, &on_g2, &dev),
+			 0);
+	assert_true(on_t4 < before);
+	assert_true(on_t4 < on_g2);
+	/* the T4-only task scores on the T4 node as without pressure */
+	assert_int_equal(kb_gpu_score(KB_GPU_POLICY_KUBE_BATCHD, &nodes[0],
+				      &tasks[0], &w, &after, &dev),
+			 0);
+	{
+		struct kb_gpu_workload plain;
+
+		assert_int_equal(kb_gpu_workload_init(tasks, 2, 1.0, 0, &plain), 0);
+		assert_int_equal(kb_gpu_score(KB_GPU_POLICY_KUBE_BATCHD,
+					      &nodes[0], &tasks[0], &plain,
+					      &before, &dev),
+				 0);
+		assert_true(after == before);
+		kb_gpu_workload_release(&plain);
+	}
+	nodes[0].model = KB_GPU_MODEL_MAX; /* out of range */
+	assert_int_equal(kb_gpu_workload_set_capacity(&w, nodes, 2), -EINVAL);
 	kb_gpu_workload_release(&w);
 }
 
@@ -493,6 +555,7 @@ int main(void)
 		cmocka_unit_test(random_placement_never_splits_or_overfills),
 		cmocka_unit_test(fragmentation_worked_example),
 		cmocka_unit_test(stranded_gpu_counts_as_fragment),
+		cmocka_unit_test(model_pressure_keeps_scarce_models_for_tasks_that_need_them),
 		cmocka_unit_test(memory_flag_makes_memory_a_constraint_of_shapes),
 		cmocka_unit_test(coverage_keeps_commonest_shapes_renormalised),
 		cmocka_unit_test(frag_score_keeps_room_for_the_common_shape),
