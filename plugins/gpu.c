@@ -59,7 +59,8 @@
  * Node order for GPU tasks, `gpu.policy` argument:
  *   "fragmentation" (default): kube-batchd's fragmentation-gradient score
  *       (plugins/gpu_frag.h), with the workload's shape distribution learned
- *       from the GPU pods the session sees (pending and running);
+ *       from the GPU pods the session sees (pending and running) and its
+ *       model pressure from the cluster's GPUs per model;
  *   "binpack": the tightest node (the paper's best-fit);
  *   "spread": the emptiest node.
  * Plus, for members of one job: a bonus per member already on the node
@@ -196,6 +197,8 @@ static void node_view(gpu_state *st, const kb_node *n, struct kb_gpu_node *gn)
 /* The expected workload (the shapes of the GPU pods this session sees), or
  * NULL when there is none. Learned on first use: O(tasks) once per session,
  * and never in a session that scores no GPU pod. */
+static void devices_of(gpu_state *st, const kb_snapshot *s);
+
 static const struct kb_gpu_workload *workload_of(gpu_state *st, const kb_snapshot *s)
 {
 	if (st->workload_known)
@@ -208,8 +211,13 @@ static const struct kb_gpu_workload *workload_of(gpu_state *st, const kb_snapsho
 	for (uint32_t ti = 0; ti < s->ntasks; ti++)
 		if (!s->tasks[ti].foreign && gpu_task_of(st, &s->tasks[ti], true, &sample[n]) == ASK_GPUS)
 			n++;
-	if (n > 0 && kb_gpu_workload_init_policy(KB_GPU_POLICY_KUBE_BATCHD, sample, n, &st->workload) == 0)
+	if (n > 0 && kb_gpu_workload_init_policy(KB_GPU_POLICY_KUBE_BATCHD, sample, n, &st->workload) == 0) {
 		st->have_workload = true;
+		/* Model pressure from the cluster's GPUs per model (node views:
+		 * devices_of). On failure the workload keeps no pressure. */
+		devices_of(st, s);
+		(void)kb_gpu_workload_set_capacity(&st->workload, st->nodes, s->nnodes);
+	}
 	free(sample);
 	return st->have_workload ? &st->workload : NULL;
 }
