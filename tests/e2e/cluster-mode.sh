@@ -271,7 +271,8 @@ case_gpu() {
 # time-sliced by NVIDIA's device plugin (GFD labels, 2 GPUs x 4 replicas),
 # a node of Alibaba's gpushare (4 GPUs of 16 GiB, Arena's gpushare label)
 # already holding another scheduler's pod on GPU 1, and a 2-GPU node given
-# kube-batchd.io/gpu-milli shares that ask nvidia.com/gpu: 1. Checked from
+# kube-batchd.io/gpu-milli shares that ask nvidia.com/gpu: 1, and a node of
+# mixed MIG profiles (each an extended resource). Checked from
 # the API's record by gpu_check.py: allocatable never exceeded, gpushare
 # annotations as its device plugin reads them, Arena's view.
 gpu_node() { # NAME LABELS(json) CAPACITY(json)
@@ -308,6 +309,8 @@ case_gpu_sharing() {
 		'{cpu: "16", memory: 64Gi, pods: "110", aliyun.com/gpu-mem: "64", aliyun.com/gpu-count: "4"}'
 	gpu_node s-ex '{kubernetes.io/hostname: s-ex, e2e.kube-batchd.io/node: "true"}' \
 		'{cpu: "16", memory: 64Gi, pods: "110", nvidia.com/gpu: "2"}'
+	gpu_node s-mig '{kubernetes.io/hostname: s-mig, e2e.kube-batchd.io/node: "true", nvidia.com/mig.strategy: mixed}' \
+		'{cpu: "16", memory: 64Gi, pods: "110", nvidia.com/mig-1g.10gb: "2", nvidia.com/mig-3g.40gb: "1"}'
 	# Another scheduler's gpushare pod, bound to GPU 1 of s-gs (8 GiB).
 	k create -f - >/dev/null <<EOF
 apiVersion: v1
@@ -328,12 +331,14 @@ EOF
 		gpu_pod "$ns" gs-d s-gs '{aliyun.com/gpu-mem: "6"}'
 		for ((i = 0; i < 3; i++)); do
 			gpu_pod "$ns" "milli-$i" s-ex '{nvidia.com/gpu: "1"}' '{kube-batchd.io/gpu-milli: "300"}'
+			gpu_pod "$ns" "mig-$i" s-mig '{nvidia.com/mig-1g.10gb: "1"}'
 		done
 	} | k create -f - >/dev/null
-	# The foreign pod + 8 replicas + 3 gpushare + 2 shares counted whole.
-	check "gpu-sharing: 13 of the 16 kube-batchd pods bound (time-sliced, gpushare, shares)" wait_bound "$ns" 14 30
+	# The foreign pod + 8 replicas + 3 gpushare + 2 shares counted whole
+	# + 2 MIG slices.
+	check "gpu-sharing: 15 of the 19 kube-batchd pods bound (time-sliced, gpushare, shares, MIG)" wait_bound "$ns" 16 30
 	sleep 2 # more sessions: nothing more may be bound
-	check "gpu-sharing: still 14 pods bound after more sessions (got $(bound_count "$ns"))" test "$(bound_count "$ns")" = 14
+	check "gpu-sharing: still 16 pods bound after more sessions (got $(bound_count "$ns"))" test "$(bound_count "$ns")" = 16
 	k get nodes -o json >"$dir/gpu-nodes.json"
 	k get pods -A -o json >"$dir/gpu-pods.json"
 	check "gpu-sharing: allocatable never exceeded, gpushare annotations as its device plugin reads them, Arena's view consistent" \
