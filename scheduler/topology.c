@@ -511,7 +511,8 @@ static uint32_t rank(kb_session *ssn, const kb_topo_tree *t, int32_t l, int32_t 
 		double x = room(&lv->free[d], evictable ? &evictable[d] : NULL, &jn->need);
 		if (x < 1)
 			continue;
-		v[n++] = (ranked){d, x};
+		/* Evicting: the freest first (the fewest victims), by what is free. */
+		v[n++] = (ranked){d, evictable ? room(&lv->free[d], NULL, &jn->need) : x};
 	}
 	qsort(v, n, sizeof(ranked), tight ? cmp_tight : cmp_roomy);
 	uint32_t m = 0, counted = 0;
@@ -625,8 +626,10 @@ int kb_topo_attempts_for(kb_session *ssn, const kb_job *j, const kb_res *evictab
 		ret->error = p->error;
 		return 0;
 	}
-	if (evictable && p->req < 0)
-		return 0; /* preemption keeps no preference */
+	if (evictable && p->req < 0) {
+		ret->unconstrained = true; /* preemption keeps no preference */
+		return 0;
+	}
 	job_need jn;
 	if (need_of(ssn, j, &jn) < 0)
 		return -ENOMEM;

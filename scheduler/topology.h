@@ -75,6 +75,9 @@ typedef struct kb_topo_attempts {
 	/* Why the job cannot be placed at all (bad levels, a label no node has,
 	 * no domain that could hold it): its pending reason; n is then 0. */
 	const char *error;
+	/* For preempt and reclaim: the job has no required level, so it
+	 * evicts as any job would (no scope). */
+	bool unconstrained;
 	kb_topo_scope v[KB_TOPO_MAX_ATTEMPTS];
 	uint32_t n;
 } kb_topo_attempts;
