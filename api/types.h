@@ -121,6 +121,31 @@ typedef struct kb_role_min {
 	int32_t min;
 } kb_role_min;
 
+/* ---- topology (network domains) ------------------------------------------------ */
+
+/* What a gang asks of the network domains its members land in, as its
+ * PodGroup (or its pods) wrote it; scheduler/topology.h says how it is
+ * placed, README.md ("Gangs inside one network domain") which objects and
+ * fields it is read from. Strings are owned by the cache's objects. */
+typedef struct kb_topology_req {
+	bool set;              /* any of the below was given */
+	const char *required;  /* a node label key: every member in one domain of it, or NULL */
+	const char *preferred; /* a node label key: one domain of it if the gang fits, else
+				* the fewest, or NULL */
+	/* Node label keys, broadest first, comma-separated as written
+	 * (validated: keys unique, kubernetes.io/hostname only last), or NULL
+	 * for the scheduler's default (the allocate argument topology-levels). */
+	const char *levels;
+	/* volcano's spec.networkTopology: highestTierAllowed (>= 1; 0 when the
+	 * PodGroup has none), and whether its mode is hard. Tier 1 is the
+	 * narrowest level of the levels that is not kubernetes.io/hostname. */
+	int32_t volcano_tier;
+	bool volcano_hard;
+	/* Where it was read, for reasons: "annotation kube-batchd.io/topology-required",
+	 * "spec.networkTopology" ... A constant. */
+	const char *source;
+} kb_topology_req;
+
 /* ---- task ------------------------------------------------------------------------ */
 
 /* kube-batch's TaskStatus. */
@@ -241,6 +266,9 @@ typedef struct kb_job {
 	/* Every pod of the group names another scheduler: its group is left
 	 * alone, neither scheduled nor written (invalid says why). */
 	bool foreign;
+	/* Its network-topology wish (its PodGroup's, else its pods'), or NULL
+	 * for none. Owned by the cache's objects. */
+	const kb_topology_req *topology;
 } kb_job;
 
 /* ---- node ------------------------------------------------------------------------ */

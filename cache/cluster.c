@@ -775,6 +775,7 @@ static int cache_store(kb_cluster *c, const kb_snapshot *s, const uint32_t *node
 			.ngated = j->ngated,
 			.has_min_resources = j->has_min_resources,
 			.foreign = j->foreign,
+			.topology = j->topology,
 		};
 		if (j->invalid && !(k->jobs[i].invalid = kb_arena_strdup(&k->arena, j->invalid)))
 			return -ENOMEM;
@@ -829,6 +830,7 @@ static int cache_copy(kb_cluster *c, kb_snapshot *s, kb_err *err)
 		j->ngated = cj->ngated;
 		j->has_min_resources = cj->has_min_resources;
 		j->foreign = cj->foreign;
+		j->topology = cj->topology;
 		if (cj->cache_slot != UINT32_MAX) {
 			const kb_slot *sl = &c->podgroups.slots.v[cj->cache_slot];
 			j->min_resources = sl->obj->u.podgroup.min_resources;
@@ -1411,6 +1413,57 @@ static void k8s_pod_queues(const kb_cluster *c, kb_snapshot *s)
 	}
 }
 
+/* Each gang's network-topology wish: its PodGroup's, else the first of its
+ * pods' (in task order) that has one (Kueue's annotations come on the pods
+ * from a Job's pod template). Every pod that says one must say the same
+ * as the gang: a pod that differs makes the job invalid, naming it, and
+ * nothing of it is bound. Lone pods have none (one pod is always in one
+ * domain). 0 or -ENOMEM. O(tasks of gangs). */
+static int job_topologies(const kb_cluster *c, kb_snapshot *s)
+{
+	for (uint32_t i = 0; i < s->njobs; i++) {
+		kb_job *j = &s->jobs[i];
+		if (j->flavor == KB_PG_NONE)
+			continue;
+		const kb_topology_req *want = NULL;
+		const char *from = NULL; /* the pod it came from, or NULL: the PodGroup */
+		if (j->cache_slot != UINT32_MAX) {
+			const kb_object *pg = c->podgroups.slots.v[j->cache_slot].obj;
+			if (pg->u.podgroup.topology.set)
+				want = &pg->u.podgroup.topology;
+		}
+		for (uint32_t k = 0; k < j->ntasks; k++) {
+			const kb_task *t = &s->tasks[s->job_tasks[j->first_task + k]];
+			if (t->foreign)
+				continue;
+			const kb_object *po = c->pods.slots.v[t->cache_slot].obj;
+			const kb_topology_req *tr = &po->u.pod.topology;
+			if (!tr->set)
+				continue;
+			if (!want) {
+				want = tr;
+				from = po->meta.key;
+				continue;
+			}
+			if (kb_topology_req_equal(want, tr) || j->invalid)
+				continue;
+			j->invalid = kb_arena_printf(
+				&s->arena,
+				"pod \"%s\" asks for a network topology (%s: required \"%s\", "
+				"preferred \"%s\") other than %s%s%s (required \"%s\", preferred "
+				"\"%s\"): a gang's members must agree; none is bound until they do",
+				po->meta.key, tr->source ? tr->source : "", tr->required ? tr->required : "",
+				tr->preferred ? tr->preferred : "", from ? "pod \"" : "its PodGroup",
+				from ? from : "", from ? "\"" : "",
+				want->required ? want->required : "", want->preferred ? want->preferred : "");
+			if (!j->invalid)
+				return -ENOMEM;
+		}
+		j->topology = want;
+	}
+	return 0;
+}
+
 /* Job priority: its PodGroup's class, else the highest of its tasks (else
  * the global default class, else 0). */
 static void resolve_job_priorities(kb_snapshot *s, const prio_table *pt)
@@ -1474,6 +1527,8 @@ static int snapshot_build(kb_cluster *c, kb_snapshot *s, uint32_t **ret_node_slo
 		k8s_pod_queues(c, s);
 		r = mark_outside_pods(c, s, &scratch);
 	}
+	if (r == 0)
+		r = job_topologies(c, s);
 	kb_arena_release(&scratch);
 	if (r < 0)
 		return kb_err_set(err, r, "building the snapshot: out of memory");

@@ -85,6 +85,9 @@ typedef struct kb_cached_job {
 	int32_t ngated;
 	bool has_min_resources;
 	bool foreign;
+	/* Into the PodGroup's or a pod's object, which cannot be freed while
+	 * the shape does not change (retired objects are kept until then). */
+	const kb_topology_req *topology;
 } kb_cached_job;
 
 /* The last full build, kept compact: the order of the nodes and tasks (as

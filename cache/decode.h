@@ -228,5 +228,11 @@ int dec_pod_k8s_group(dec_ctx *d, const kb_yaml_node *spec, kb_pod_obj *po);
  * selector, node affinity and tolerations. */
 int dec_pod_containers(dec_ctx *d, const kb_yaml_node *spec, kb_pod_obj *po);
 int dec_pod_placement(dec_ctx *d, const kb_yaml_node *spec, kb_pod_spec *ps);
+/* cache/decode_topology.c: the network-topology annotations of the object
+ * (its metadata is decoded), and for a volcano PodGroup spec.networkTopology
+ * (spec: its spec mapping, or NULL), into *ret. 0 or -EINVAL (an empty or
+ * malformed label key, a bad level list, annotations that contradict each
+ * other; the message names the field) or -ENOMEM. */
+int dec_topology(dec_ctx *d, const kb_yaml_node *spec, kb_topology_req *ret);
 
 #endif

@@ -287,7 +287,7 @@ int dec_pod(dec_ctx *d)
 	if ((r = dec_sim_seconds(d, KB_ANN_SIM_ARRIVAL, &po->sim_arrival_ms)) < 0 ||
 	    (r = dec_sim_seconds(d, KB_ANN_SIM_DURATION, &po->sim_duration_ms)) < 0)
 		return r;
-	if ((r = dec_gpu_wishes(d, po)) < 0)
+	if ((r = dec_gpu_wishes(d, po)) < 0 || (r = dec_topology(d, NULL, &po->topology)) < 0)
 		return r;
 	/* A share of a GPU is a request, even one the kubelet does not count. */
 	po->best_effort = kb_res_is_best_effort(&po->req) && po->spec.gpu_milli == 0;

@@ -189,7 +189,7 @@ int dec_podgroup(dec_ctx *d)
 		    (r = dec_min_task_member(d, spec, pg)) < 0)
 			return r;
 	}
-	if ((r = dec_controller_owner(d, pg)) < 0)
+	if ((r = dec_controller_owner(d, pg)) < 0 || (r = dec_topology(d, spec, &pg->topology)) < 0)
 		return r;
 	return dec_status(d, status, pg);
 }

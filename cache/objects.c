@@ -105,6 +105,13 @@ static void reloc_term(const packer *pk, kb_selector_term *t)
 	}
 }
 
+static void reloc_topology(const packer *pk, kb_topology_req *t)
+{
+	RELOC(pk, t->required);
+	RELOC(pk, t->preferred);
+	RELOC(pk, t->levels);
+}
+
 static void reloc_pod_spec(const packer *pk, kb_pod_spec *ps)
 {
 	reloc_labels(pk, &ps->labels); /* the pod's labels: a second rebase changes nothing */
@@ -174,6 +181,7 @@ static void reloc_object(const packer *pk, kb_object *o)
 		RELOC(pk, po->workload_pod_group);
 		reloc_pod_spec(pk, &po->spec);
 		RELOC(pk, po->gpu_devices);
+		reloc_topology(pk, &po->topology);
 		break;
 	}
 	case KB_KIND_PODGROUP: {
@@ -186,6 +194,7 @@ static void reloc_object(const packer *pk, kb_object *o)
 		RELOC(pk, o->u.podgroup.priority_class_name);
 		RELOC(pk, o->u.podgroup.status_phase);
 		RELOC(pk, o->u.podgroup.unschedulable);
+		reloc_topology(pk, &o->u.podgroup.topology);
 		break;
 	}
 	case KB_KIND_QUEUE:

@@ -124,6 +124,16 @@
  * spec.queue (coscheduling's); volcano's job controller puts it on pods. */
 #define KB_ANN_VOLCANO_QUEUE "scheduling.volcano.sh/queue-name"
 #define KB_RES_GPU_NAME "nvidia.com/gpu"
+/* Network topology (kb_topology_req; cache/decode_topology.c), on a
+ * PodGroup or on its pods: kube-batchd's own, and Kueue's PodSet
+ * annotations (a Job's pod template carries them onto its pods). */
+#define KB_ANN_TOPO_REQUIRED "kube-batchd.io/topology-required"
+#define KB_ANN_TOPO_PREFERRED "kube-batchd.io/topology-preferred"
+#define KB_ANN_TOPO_LEVELS "kube-batchd.io/topology-levels"
+#define KB_ANN_KUEUE_REQUIRED "kueue.x-k8s.io/podset-required-topology"
+#define KB_ANN_KUEUE_PREFERRED "kueue.x-k8s.io/podset-preferred-topology"
+#define KB_ANN_KUEUE_UNCONSTRAINED "kueue.x-k8s.io/podset-unconstrained-topology"
+#define KB_ANN_KUEUE_SLICE_REQUIRED "kueue.x-k8s.io/podset-slice-required-topology"
 
 typedef enum kb_kind {
 	KB_KIND_OTHER = 0,
@@ -234,6 +244,9 @@ typedef struct kb_pod_obj {
 	int64_t sim_duration_ms; /* KB_ANN_SIM_DURATION, -1 when absent (runs forever) */
 	const uint8_t *gpu_devices; /* KB_ANN_GPU_DEVICES (cluster mode), or NULL */
 	uint32_t ngpu_devices;
+	/* The KB_ANN_TOPO_* and Kueue annotations (.set false without any):
+	 * its gang's wish when the PodGroup says none. */
+	kb_topology_req topology;
 } kb_pod_obj;
 
 typedef struct kb_podgroup_obj {
@@ -258,6 +271,9 @@ typedef struct kb_podgroup_obj {
 	 * is a volcano Job (apiVersion batch.volcano.sh/...): volcano's job
 	 * controller made it, and volcano's scheduler admits it. */
 	bool volcano_job;
+	/* Its network-topology wish: the KB_ANN_TOPO_* and Kueue annotations,
+	 * or volcano's spec.networkTopology (.set false without any). */
+	kb_topology_req topology;
 } kb_podgroup_obj;
 
 /* One item of a v1alpha1 Workload's spec.podGroups. */
@@ -343,6 +359,10 @@ kb_object *kb_object_free(kb_object *o);
  * group, requests, the scheduling spec, the simulator's times) is compared
  * by value. Cost: O(size of the scheduling spec). (cache/objects_compare.c) */
 bool kb_pod_same_build(const kb_object *a, const kb_object *b);
+
+/* Whether two topology wishes are the same (both unset, or every field
+ * equal; the source is not compared). O(length of the keys). */
+bool kb_topology_req_equal(const kb_topology_req *a, const kb_topology_req *b);
 
 /* The same for PodGroups: true when a and b differ at most in status.phase
  * and what no build reads. */

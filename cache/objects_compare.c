@@ -14,6 +14,15 @@ static bool str_eq(const char *a, const char *b)
 	return a == b || strcmp(a, b) == 0;
 }
 
+bool kb_topology_req_equal(const kb_topology_req *a, const kb_topology_req *b)
+{
+	if (!a->set || !b->set)
+		return a->set == b->set;
+	return str_eq(a->required, b->required) && str_eq(a->preferred, b->preferred) &&
+	       str_eq(a->levels, b->levels) && a->volcano_tier == b->volcano_tier &&
+	       a->volcano_hard == b->volcano_hard;
+}
+
 bool kb_pod_same_build(const kb_object *a, const kb_object *b)
 {
 	if (a->kind != KB_KIND_POD || b->kind != KB_KIND_POD)
@@ -36,6 +45,7 @@ bool kb_pod_same_build(const kb_object *a, const kb_object *b)
 	       pa->best_effort == pb->best_effort && pa->sim_arrival_ms == pb->sim_arrival_ms &&
 	       pa->sim_duration_ms == pb->sim_duration_ms &&
 	       kb_labels_equal(&pa->spec.labels, &pb->spec.labels) &&
+	       kb_topology_req_equal(&pa->topology, &pb->topology) &&
 	       kb_pod_spec_same_placement(&pa->spec, &pb->spec);
 }
 
@@ -64,7 +74,7 @@ bool kb_podgroup_same_build(const kb_object *a, const kb_object *b)
 	       ga->has_min_resources == gb->has_min_resources &&
 	       ga->volcano_job == gb->volcano_job &&
 	       memcmp(&ga->min_resources, &gb->min_resources, sizeof(ga->min_resources)) == 0 &&
-	       roles_eq(ga, gb);
+	       roles_eq(ga, gb) && kb_topology_req_equal(&ga->topology, &gb->topology);
 }
 
 static bool taints_eq(const kb_node_obj *a, const kb_node_obj *b)

@@ -3,6 +3,7 @@
 #include "api/labels.h"
 
 #include "api/quantity.h"
+#include "scheduler/topology.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -488,7 +489,8 @@ int kb_predicate(const kb_session *ssn, const kb_task *task, const kb_node *node
 		 const char **ret_reason)
 {
 	const char *why = NULL;
-	if (kb_node_fits(ssn, task, node, &why) != KB_FIT_OK) {
+	if (kb_node_fits(ssn, task, node, &why) != KB_FIT_OK ||
+	    (ssn->topo && !kb_topo_allows(ssn, task, (uint32_t)(node - ssn->snap->nodes), &why))) {
 		if (ret_reason)
 			*ret_reason = why;
 		return KB_FIT_FAIL;

@@ -30,9 +30,10 @@
  *    and no REJECT admits; a tier that only abstains passes to the next; the
  *    end of the tiers admits.
  *  - predicate: the node's own fit first (ready; the task's pods and every
- *    resource it asks within the node's future idle), checked by the
- *    framework for every action whatever the plugins; then every plugin
- *    must pass; the first failure is reported.
+ *    resource it asks within the node's future idle), and the domain its
+ *    gang was given (scheduler/topology.h), checked by the framework for
+ *    every action whatever the plugins; then every plugin must pass; the
+ *    first failure is reported.
  *  - queue fit: the task's queue stays within its capability (unless the
  *    configuration turns that off, conf.h: queue_capability), then every
  *    plugin's allocatable vote must permit (AND).
@@ -244,6 +245,9 @@ struct kb_session {
 	 * victim_flags_cap flags, from the arena; NULL until first needed. */
 	bool *victim_flags;
 	uint32_t victim_flags_cap;
+	/* Network domains (scheduler/topology.h): the index and each job's
+	 * scope; NULL until a gang with a topology wish is met. */
+	struct kb_topo *topo;
 };
 
 /* A plugin calls this when state that its predicate or node_order reads

@@ -1,5 +1,7 @@
 #include "scheduler/statement.h"
 
+#include "scheduler/topology.h"
+
 #include <assert.h>
 #include <errno.h>
 #include <stdio.h>
@@ -65,8 +67,10 @@ static int place(kb_statement *st, uint32_t ti, uint32_t ni, kb_stmt_op_kind kin
 	if (record(st, &op) < 0)
 		return -ENOMEM;
 	kb_snapshot_touch_task(s, ti);
+	kb_topo_node_changing(st->ssn, (int32_t)ni);
 	t->node = (int32_t)ni;
 	kb_snapshot_set_task_status(s, ti, kind == KB_OP_ALLOCATE ? KB_TASK_ALLOCATED : KB_TASK_PIPELINED);
+	kb_topo_node_changed(st->ssn, (int32_t)ni);
 	fire(st->ssn, t, true);
 	return 0;
 }
@@ -92,7 +96,9 @@ int kb_stmt_evict(kb_statement *st, uint32_t ti, const char *reason)
 			 .reason = reason};
 	if (record(st, &op) < 0)
 		return -ENOMEM;
+	kb_topo_node_changing(st->ssn, t->node);
 	kb_snapshot_set_task_status(s, ti, KB_TASK_RELEASING);
+	kb_topo_node_changed(st->ssn, t->node);
 	fire(st->ssn, t, false);
 	return 0;
 }
@@ -103,6 +109,8 @@ void kb_stmt_discard_to(kb_statement *st, uint32_t mark)
 	for (uint32_t i = st->n; i-- > mark;) {
 		const kb_stmt_op *op = &st->ops[i];
 		kb_task *t = &s->tasks[op->task];
+		int32_t ni = t->node;
+		kb_topo_node_changing(st->ssn, ni);
 		if (op->kind == KB_OP_EVICT) {
 			kb_snapshot_set_task_status(s, op->task, op->prev_status);
 			fire(st->ssn, t, true);
@@ -112,6 +120,7 @@ void kb_stmt_discard_to(kb_statement *st, uint32_t mark)
 			kb_snapshot_touch_task(s, op->task);
 			t->node = op->prev_node;
 		}
+		kb_topo_node_changed(st->ssn, ni);
 	}
 	st->n = mark < st->n ? mark : st->n;
 	check_invariants(st->ssn);

@@ -4,7 +4,7 @@
  *
  *   gen-workload WORKLOAD [--scale F] [--seed N] [--out FILE]
  *                         [--nodes N] [--pods N] [--gpu-gang-frac F]
- *                         [--members same|mixed]
+ *                         [--members same|mixed] [--racks N]
  *
  * WORKLOAD is one of
  *   basic-5k   5,000 nodes (4,000 x 64 cpu / 256Gi, 1,000 x 96 cpu / 768Gi /
@@ -22,6 +22,11 @@
  * requests and limits. Nodes allow 110 pods. The members of a gang share one
  * shape (--members same, the default: the worker template of a TFJob,
  * PyTorchJob or MPIJob), or each member draws its own (--members mixed).
+ *
+ * --racks N (gang workloads): the nodes, in order, fall into N racks of
+ * about equal size (label topology.kubernetes.io/rack: rack-NNN; scaled
+ * with the node count by --scale), and every PodGroup requires one rack
+ * (annotation kube-batchd.io/topology-required): bench/run's rack-5k.
  *
  * Deterministic: the output depends only on the arguments (own PRNG,
  * splitmix64; no time, no locale). Same seed, same bytes.
@@ -77,11 +82,24 @@ static const workload workloads[] = {
 static void usage(FILE *f)
 {
 	fputs("usage: gen-workload basic-5k|gang-5k|scale-15k [--scale F] [--seed N] [--out FILE]\n"
-	      "                    [--nodes N] [--pods N] [--gpu-gang-frac F] [--members same|mixed]\n",
+	      "                    [--nodes N] [--pods N] [--gpu-gang-frac F] [--members same|mixed]\n"
+	      "                    [--racks N]\n",
 	      f);
 }
 
-static void write_nodes(FILE *out, int64_t n)
+/* " topology.kubernetes.io/rack: rack-NNN" for node i of n in racks racks
+ * (contiguous runs), or "" without racks. */
+static const char *rack_label(int64_t i, int64_t n, int64_t racks)
+{
+	static char buf[64];
+	if (racks <= 0)
+		return "";
+	snprintf(buf, sizeof(buf), ", topology.kubernetes.io/rack: rack-%03" PRId64,
+		 i * racks / (n ? n : 1));
+	return buf;
+}
+
+static void write_nodes(FILE *out, int64_t n, int64_t racks)
 {
 	/* 4 of 5 nodes are 64-cpu, 1 of 5 the 96-cpu GPU nodes (at least one of
 	 * each kind when there are two or more nodes). */
@@ -92,16 +110,16 @@ static void write_nodes(FILE *out, int64_t n)
 	for (int64_t i = 0; i < ncpu; i++)
 		fprintf(out,
 			"---\napiVersion: v1\nkind: Node\n"
-			"metadata: {name: cpu-%06" PRId64 ", labels: {kube-batchd.io/pool: cpu}}\n"
+			"metadata: {name: cpu-%06" PRId64 ", labels: {kube-batchd.io/pool: cpu%s}}\n"
 			"status: {allocatable: {cpu: \"64\", memory: 256Gi, pods: \"110\"}}\n",
-			i);
+			i, rack_label(i, n, racks));
 	for (int64_t i = 0; i < ngpu; i++)
 		fprintf(out,
 			"---\napiVersion: v1\nkind: Node\n"
-			"metadata: {name: gpu-%06" PRId64 ", labels: {kube-batchd.io/pool: gpu}}\n"
+			"metadata: {name: gpu-%06" PRId64 ", labels: {kube-batchd.io/pool: gpu%s}}\n"
 			"status: {allocatable: {cpu: \"96\", memory: 768Gi, nvidia.com/gpu: \"8\", "
 			"pods: \"110\"}}\n",
-			i);
+			i, rack_label(ncpu + i, n, racks));
 }
 
 typedef struct pod_shape {
@@ -140,7 +158,7 @@ int main(int argc, char **argv)
 	double scale = 1.0, gpu_frac = 0.25;
 	uint64_t seed = 1;
 	const char *outpath = NULL;
-	int64_t nodes = -1, pods = -1;
+	int64_t nodes = -1, pods = -1, racks = 0;
 	bool mixed = false;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -176,6 +194,8 @@ int main(int argc, char **argv)
 			nodes = strtoll(v, &end, 10);
 		else if (strcmp(a, "--pods") == 0)
 			pods = strtoll(v, &end, 10);
+		else if (strcmp(a, "--racks") == 0)
+			racks = strtoll(v, &end, 10);
 		else if (strcmp(a, "--members") == 0) {
 			if (strcmp(v, "same") != 0 && strcmp(v, "mixed") != 0) {
 				fprintf(stderr, "gen-workload: --members: expected same or mixed, got \"%s\"\n", v);
@@ -214,6 +234,11 @@ int main(int argc, char **argv)
 		nodes = 1;
 	if (pods < 2)
 		pods = 2;
+	if (racks > 0) {
+		racks = (int64_t)(racks * scale + 0.5);
+		if (racks < 1)
+			racks = 1;
+	}
 
 	FILE *out = stdout;
 	if (outpath && !(out = fopen(outpath, "w"))) {
@@ -228,7 +253,7 @@ int main(int argc, char **argv)
 		"# kube-batchd benchmark workload %s: %" PRId64 " nodes, %" PRId64
 		" pods, seed %" PRIu64 ", scale %g\n",
 		w->name, nodes, pods, seed, scale);
-	write_nodes(out, nodes);
+	write_nodes(out, nodes, racks);
 
 	char name[64], group[32];
 	if (!w->gangs) {
@@ -255,9 +280,13 @@ int main(int argc, char **argv)
 			snprintf(group, sizeof(group), "pg-%06" PRId64, g);
 			fprintf(out,
 				"---\napiVersion: scheduling.incubator.k8s.io/v1alpha1\nkind: PodGroup\n"
-				"metadata: {name: %s, namespace: " NAMESPACE "}\n"
+				"metadata: {name: %s, namespace: " NAMESPACE "%s}\n"
 				"spec: {minMember: %" PRId64 ", queue: q%d}\n",
-				group, size, queue);
+				group,
+				racks > 0 ? ", annotations: {kube-batchd.io/topology-required: "
+					    "topology.kubernetes.io/rack}"
+					  : "",
+				size, queue);
 			pod_shape shape = draw_shape(&r, gpus);
 			for (int64_t m = 0; m < size; m++) {
 				snprintf(name, sizeof(name), "%s-%" PRId64, group, m);

@@ -21,7 +21,11 @@
  * already Running) are considered; when it is not, allocate admits Pending
  * PodGroups itself (Pending -> Inqueue), pods or not, as volcano's does.
  * A job whose remaining minimum exceeds the whole cluster's free resources
- * is skipped without searching nodes.
+ * is skipped without searching nodes. A gang with a network-topology wish
+ * (scheduler/topology.h) gets its turn once per scope of a short list,
+ * best first, until one makes it ready or pipelined; the scope that did
+ * stays for its later turns; when none did, its reason names the best
+ * domain and what it lacks.
  *
  * Cost: O(tasks placed x nodes x predicates) plus heap operations.
  */
@@ -35,6 +39,7 @@
 #include "scheduler/actions/placement.h"
 #include "base/pqueue.h"
 #include "scheduler/statement.h"
+#include "scheduler/topology.h"
 
 typedef struct alloc_ctx {
 	kb_session *ssn;
@@ -293,6 +298,64 @@ static void queue_waits(kb_session *ssn, const kb_queue *q, kb_pq *jobs)
 	}
 }
 
+/* The turn of job ji, which has a topology wish: one try per scope
+ * (scheduler/topology.h), each in its own statement, until one makes the
+ * job ready or pipelined (committed; the scope stays the job's). A job
+ * given a scope by an earlier turn of this session keeps it (its task heap
+ * too). Returns 0 or -ENOMEM. */
+static int topo_turn(alloc_ctx *ac, uint32_t ji, kb_pq *jobs)
+{
+	kb_session *ssn = ac->ssn;
+	kb_job *j = &ssn->snap_rw->jobs[ji];
+	kb_job_outcome *out = kb_job_out(ssn, j);
+	bool had_scope = kb_topo_scope_of(ssn, (int32_t)ji) != NULL;
+	kb_topo_attempts at;
+	if (kb_topo_attempts_for(ssn, j, NULL, &at) < 0)
+		return -ENOMEM;
+	if (at.error) {
+		out->fit_tasks = kb_job_placed_count(j);
+		out->pending_reason = at.error;
+		return 0;
+	}
+	const char *fail = NULL;
+	int32_t fit = kb_job_placed_count(j);
+	for (uint32_t a = 0; a < at.n; a++) {
+		if (!had_scope && kb_topo_set_scope(ssn, ji, &at.v[a]) < 0)
+			return -ENOMEM;
+		if (a > 0 && build_tasks(ac, ji) < 0)
+			return -ENOMEM;
+		kb_statement st;
+		kb_stmt_init(&st, ssn);
+		const char *f = NULL;
+		bool pushed_back = false;
+		if (job_turn(ac, ji, &st, jobs, &f, &pushed_back) < 0) {
+			kb_stmt_discard(&st);
+			return -ENOMEM;
+		}
+		if (kb_job_ready(ssn, j)) {
+			kb_stmt_commit(&st);
+			if (f && !pushed_back)
+				out->pending_reason = f; /* ready, but some tasks still wait */
+			return 0;
+		}
+		if (kb_job_pipelined(ssn, j)) {
+			kb_stmt_commit(&st);
+			out->pending_reason = "pipelined: waiting for resources being released";
+			return 0;
+		}
+		if (out->fit_tasks > fit)
+			fit = out->fit_tasks;
+		kb_stmt_discard(&st);
+		fail = f;
+	}
+	if (!had_scope && kb_topo_set_scope(ssn, ji, NULL) < 0)
+		return -ENOMEM;
+	const char *why = kb_topo_reason(ssn, j, fail);
+	out->fit_tasks = fit;
+	out->pending_reason = why ? why : fail ? fail : "not enough tasks to reach minMember";
+	return 0;
+}
+
 /* The next job of queue qi (popped from jobs) gets its turn: commit when it is
  * ready or pipelined, else discard. Returns 0 or -ENOMEM (nothing of the
  * turn stays in the snapshot then). */
@@ -311,6 +374,8 @@ static int next_job(alloc_ctx *ac, kb_pq *jobs)
 	}
 	if (!ac->tasks_built[ji] && build_tasks(ac, ji) < 0)
 		return -ENOMEM;
+	if (kb_topo_wanted(j))
+		return topo_turn(ac, ji, jobs);
 	kb_statement st;
 	kb_stmt_init(&st, ssn);
 	const char *fail = NULL;

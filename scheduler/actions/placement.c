@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "api/pod_spec.h"
+#include "scheduler/topology.h"
 
 static void report_add(kb_fit_report *rep, const char *reason)
 {
@@ -128,6 +129,62 @@ static struct kb_place_memo *memo_get(kb_session *ssn, uint32_t cap)
 	return m;
 }
 
+/* Scans nodes[0..n) for the best feasible node for task, into *best and
+ * *best_score (kept when none beats them); the reasons go to report. */
+static void scan(kb_session *ssn, const kb_task *task, const uint32_t *nodes, uint32_t n,
+		 int32_t level, const kb_topo_scope *sc, int32_t *best, double *best_score,
+		 kb_fit_report *report)
+{
+	const kb_snapshot *s = ssn->snap;
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t i = nodes ? nodes[k] : k;
+		/* Only the nodes of no domain of the order, after it. */
+		if (level >= 0 && sc->tree && kb_topo_domain_of(sc->tree, level, i) >= 0)
+			continue;
+		const char *why = NULL;
+		if (report)
+			report->nnodes++;
+		if (kb_predicate(ssn, task, &s->nodes[i], &why) != KB_FIT_OK) {
+			if (report)
+				report_add(report, why ? why : "predicate failed");
+			continue;
+		}
+		double score = kb_node_score(ssn, task, &s->nodes[i]);
+		if (*best < 0 || score > *best_score) {
+			*best = (int32_t)i;
+			*best_score = score;
+		}
+	}
+}
+
+/* The best node for a task of a job with a topology scope: the first
+ * domain of its order that has a feasible node, else its hard domain's
+ * (or the cluster's) nodes in no domain of the order. Every node examined
+ * once; no memo (a domain is small). */
+static int32_t scoped_best(kb_session *ssn, const kb_task *task, const kb_topo_scope *sc,
+			   kb_fit_report *report)
+{
+	int32_t best = -1;
+	double best_score = 0;
+	if (report)
+		memset(report, 0, sizeof(*report));
+	const uint32_t *nodes;
+	for (uint32_t o = 0; o < sc->norder; o++) {
+		uint32_t n = kb_topo_domain_nodes(sc->tree, sc->order_level, sc->order[o], &nodes);
+		scan(ssn, task, nodes, n, -1, sc, &best, &best_score, report);
+		if (best >= 0)
+			return best;
+	}
+	int32_t skip = sc->norder ? sc->order_level : -1;
+	if (sc->hard_level >= 0) {
+		uint32_t n = kb_topo_domain_nodes(sc->tree, sc->hard_level, sc->hard_domain, &nodes);
+		scan(ssn, task, nodes, n, skip, sc, &best, &best_score, report);
+	} else {
+		scan(ssn, task, NULL, ssn->snap->nnodes, skip, sc, &best, &best_score, report);
+	}
+	return best;
+}
+
 int32_t kb_best_node(kb_session *ssn, const kb_task *task, kb_fit_report *report)
 {
 	const kb_snapshot *s = ssn->snap;
@@ -140,6 +197,9 @@ int32_t kb_best_node(kb_session *ssn, const kb_task *task, kb_fit_report *report
 		}
 		return -1;
 	}
+	const kb_topo_scope *sc = kb_topo_scope_of(ssn, task->job);
+	if (sc)
+		return scoped_best(ssn, task, sc, report);
 	uint32_t want = feasible_to_find(ssn), found = 0;
 	struct kb_place_memo *m = ssn->place_memo;
 	if (m && m->valid && m->epoch == ssn->placement_epoch &&

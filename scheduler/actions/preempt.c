@@ -41,6 +41,14 @@
  * The statement is committed only if the job then reaches minMember
  * (pipelined); otherwise it is discarded and nothing is evicted.
  *
+ * A gang that needs one network domain (scheduler/topology.h: a required
+ * level) does this inside one domain at a time: the domains whose free
+ * plus evictable resources could hold it, the freest first (at most four),
+ * each as the job's scope, so that victims are taken only on that
+ * domain's nodes (whole victim jobs only among those with a task there)
+ * and the gang then fits there; the first domain that works is committed.
+ * A gang that only prefers a domain preempts as any other.
+ *
  * No thrash, with arguments of either action in `configurations:`:
  *  - `cooldown` (default 60s): a job that lost a task to eviction less than
  *    this ago does not preempt or reclaim; for reclaim, neither does any job
@@ -66,6 +74,7 @@
 #include "scheduler/actions/actions.h"
 #include "scheduler/actions/placement.h"
 #include "scheduler/statement.h"
+#include "scheduler/topology.h"
 
 #define KB_MAX_VICTIM_JOBS 16
 #define KB_MAX_HOPELESS 64
@@ -372,7 +381,8 @@ static int best_victim_node(evict_ctx *ec, kb_statement *st, const kb_task *t, u
 		return -ENOMEM;
 	int best_n = -1, best_k = 0;
 	for (uint32_t ni = 0; ni < s->nnodes; ni++) {
-		if (!could_fit(t, &s->nodes[ni], &ec->evictable[ni]))
+		if (!could_fit(t, &s->nodes[ni], &ec->evictable[ni]) ||
+		    !kb_topo_allows(ec->ssn, t, ni, NULL))
 			continue;
 		int nv = evict_on_node(ec, st, t, ni, ec->chosen, false);
 		if (nv < 0)
@@ -481,7 +491,9 @@ static int victim_jobs(evict_ctx *ec, const kb_task *t)
 {
 	const kb_snapshot *s = ec->ssn->snap;
 	int32_t tq = s->jobs[t->job].queue, tp = job_priority(s, t);
-	bool alike = ec->mode == MODE_RECLAIM && ec->vj_memo.valid &&
+	const kb_topo_scope *sc = kb_topo_scope_of(ec->ssn, t->job);
+	bool scoped = sc && sc->hard_level >= 0;
+	bool alike = !scoped && ec->mode == MODE_RECLAIM && ec->vj_memo.valid &&
 		     ec->vj_memo.commits == ec->commits && ec->vj_memo.queue == tq &&
 		     ec->vj_memo.priority == tp && ec->vj_memo.best_effort == t->best_effort;
 	if (alike)
@@ -491,6 +503,14 @@ static int victim_jobs(evict_ctx *ec, const kb_task *t)
 		if (vj == (uint32_t)t->job)
 			continue;
 		uint32_t n = whole_job(ec, t, vj, ec->cands);
+		if (scoped) {
+			/* Only victim jobs with a task inside the domain. */
+			bool in = false;
+			for (uint32_t k = 0; k < n && !in; k++)
+				in = kb_topo_allows(ec->ssn, t, (uint32_t)s->tasks[ec->cands[k]].node, NULL);
+			if (!in)
+				n = 0;
+		}
 		int na = n ? allowed(ec, t, ec->cands, n, ec->victims) : 0;
 		if (na < 0)
 			return na;
@@ -504,7 +524,7 @@ static int victim_jobs(evict_ctx *ec, const kb_task *t)
 	}
 	qsort_r(ec->vjobs, nall, sizeof(victim_job), cmp_victim_job, (void *)s);
 	int n = nall < KB_MAX_VICTIM_JOBS ? (int)nall : KB_MAX_VICTIM_JOBS;
-	ec->vj_memo.valid = true;
+	ec->vj_memo.valid = !scoped;
 	ec->vj_memo.best_effort = t->best_effort;
 	ec->vj_memo.queue = tq;
 	ec->vj_memo.priority = tp;
@@ -704,19 +724,16 @@ static int prepare(evict_ctx *ec)
 	return 0;
 }
 
-/* One starving job: step 1, else step 2. 0 or -ENOMEM. */
-static int evict_for(evict_ctx *ec, const kb_job *j)
+/* One starving job: step 1, else step 2; 1 when committed. 0 or -ENOMEM. */
+static int evict_plain(evict_ctx *ec, const kb_job *j, const kb_task *t)
 {
-	const kb_task *t = first_evictor(ec, j);
-	if (!t)
-		return 0;
 	kb_statement st;
 	kb_stmt_init(&st, ec->ssn);
 	int r = by_tasks(ec, &st, j);
 	if (r == 1) {
 		kb_stmt_commit(&st);
 		ec->commits++;
-		return 0;
+		return 1;
 	}
 	kb_stmt_discard(&st);
 	ec->room_grew++;
@@ -727,6 +744,52 @@ static int evict_for(evict_ctx *ec, const kb_job *j)
 		kb_stmt_commit(&st);
 		ec->commits++;
 	}
+	return r;
+}
+
+/* A gang that needs one domain: evict_plain inside each candidate domain
+ * in turn, as the job's scope, until one commits (the scope stays). What
+ * the searches remembered inside one domain (no node, no victims) is
+ * forgotten before the next. 0 or -ENOMEM. */
+static int evict_in_domains(evict_ctx *ec, const kb_job *j, const kb_task *t)
+{
+	kb_session *ssn = ec->ssn;
+	uint32_t ji = (uint32_t)(j - ssn->snap->jobs);
+	if (!ec->evictable && build_evictable(ec) < 0)
+		return -ENOMEM;
+	kb_topo_attempts at;
+	if (kb_topo_attempts_for(ssn, j, ec->evictable, &at) < 0)
+		return -ENOMEM;
+	if (at.error)
+		return 0;
+	if (at.unconstrained)
+		return evict_plain(ec, j, t) < 0 ? -ENOMEM : 0;
+	bool had_scope = kb_topo_scope_of(ssn, (int32_t)ji) != NULL;
+	uint32_t nhopeless = ec->nhopeless;
+	for (uint32_t a = 0; a < at.n; a++) {
+		if (!had_scope && kb_topo_set_scope(ssn, ji, &at.v[a]) < 0)
+			return -ENOMEM;
+		int r = evict_plain(ec, j, t);
+		ec->nhopeless = nhopeless;
+		ec->nplain_failed = 0;
+		if (r != 0)
+			return r < 0 ? r : 0;
+	}
+	if (!had_scope && kb_topo_set_scope(ssn, ji, NULL) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+/* One starving job: step 1, else step 2 (inside one domain at a time for
+ * a gang that needs one). 0 or -ENOMEM. */
+static int evict_for(evict_ctx *ec, const kb_job *j)
+{
+	const kb_task *t = first_evictor(ec, j);
+	if (!t)
+		return 0;
+	if (kb_topo_wanted(j))
+		return evict_in_domains(ec, j, t);
+	int r = evict_plain(ec, j, t);
 	return r < 0 ? r : 0;
 }
 
