@@ -101,7 +101,11 @@ def main():
         name = n["metadata"]["name"]
         labels = n["metadata"].get("labels") or {}
         alloc = {k: quantity(v) for k, v in (n["status"].get("allocatable") or {}).items()}
+        # Arena reads the capacity; a kubelet always reports it, but nodes
+        # made by hand (the scenarios') may give only the allocatable.
         cap = {k: quantity(v) for k, v in (n["status"].get("capacity") or {}).items()}
+        for k, v in alloc.items():
+            cap.setdefault(k, v)
         on = by_node.get(name, [])
         used = {}
         for p in on:
