@@ -150,6 +150,10 @@ struct kb_podtopo {
 	pt_clause *aff_scratch;
 	uint32_t aff_scratch_cap;
 	bool nomem;
+	bool built; /* ensure_built ran (active says whether anything is asked) */
+	/* Tasks evicted in this session before the build (update, not built). */
+	const kb_task **evicted;
+	uint32_t nevicted, evicted_cap;
 };
 
 static const kb_labels no_labels = {NULL, 0};
@@ -629,28 +633,48 @@ int kb_podtopo_open(kb_session *ssn, kb_err *err)
 	pt->count_idx.any = pt->carried_idx.any = -1;
 	pt->prep.task = pt->prep.carried_task = -1;
 	ssn->podtopo = pt;
+	return 0;
+}
 
-	const kb_snapshot *s = ssn->snap;
-	bool pending = false, terms = false;
-	for (uint32_t t = 0; t < s->ntasks && !(pending && terms); t++) {
-		pending = pending || s->tasks[t].status == KB_TASK_PENDING;
-		terms = terms || has_terms(s->tasks[t].spec);
-	}
-	if (!pending || !terms)
-		return 0;
+/* Whether task t was evicted in this session before the index was built
+ * (its RELEASING status is then the statement's, not a terminating pod's). */
+static bool evicted_here(const kb_podtopo *pt, const kb_task *t)
+{
+	for (uint32_t i = 0; i < pt->nevicted; i++)
+		if (pt->evicted[i] == t)
+			return true;
+	return false;
+}
 
+/* Builds the index from the snapshot as it is now (tentative placements
+ * included), the first time a task asks. Returns whether it is active. */
+static bool ensure_built(kb_podtopo *pt)
+{
+	if (pt->built)
+		return pt->active;
+	pt->built = true;
+	const kb_snapshot *s = pt->snap;
+	bool terms = false;
+	for (uint32_t t = 0; t < s->ntasks && !terms; t++)
+		terms = has_terms(s->tasks[t].spec);
+	if (!terms)
+		return false;
+
+	/* Every task that may ask (pending, or placed in this session and
+	 * possibly put back) and every task's terms as a placed pod. */
 	for (uint32_t t = 0; t < s->ntasks; t++) {
 		const kb_task *task = &s->tasks[t];
 		if (!has_terms(task->spec))
 			continue;
-		if (task->status == KB_TASK_PENDING)
+		if (task->status == KB_TASK_PENDING || task->status == KB_TASK_ALLOCATED ||
+		    task->status == KB_TASK_PIPELINED)
 			collect_incoming(pt, task);
 		if (carries_terms(task->spec))
 			carried_ids(pt, task, true);
 	}
 	pt->ids_task = NULL;
 	if (pt->nomem || !build_keys(pt))
-		goto nomem;
+		return false;
 	pt_map seen = {0};
 	uint32_t lk_cap = 0;
 	for (uint32_t e = 0; e < pt->nents; e++) {
@@ -667,25 +691,40 @@ int kb_podtopo_open(kb_session *ssn, kb_err *err)
 		}
 	}
 	if (pt->nomem)
-		goto nomem;
-	for (uint32_t t = 0; t < s->ntasks; t++)
-		if (kb_task_status_on_node(s->tasks[t].status))
-			apply(pt, &s->tasks[t], 1, true);
+		return false;
+	for (uint32_t t = 0; t < s->ntasks; t++) {
+		const kb_task *task = &s->tasks[t];
+		if (kb_task_status_on_node(task->status) &&
+		    !(task->status == KB_TASK_RELEASING && evicted_here(pt, task)))
+			apply(pt, task, 1, true);
+	}
 	if (pt->nomem)
-		goto nomem;
+		return false;
 	pt->changed = false;
 	pt->active = true;
-	return 0;
-
-nomem:
-	ssn->podtopo = NULL;
-	return kb_err_set(err, -ENOMEM, "pod topology index: out of memory");
+	return true;
 }
 
 void kb_podtopo_update(kb_session *ssn, const kb_task *t, int delta)
 {
 	kb_podtopo *pt = ssn->podtopo;
-	if (!pt || !pt->active)
+	if (!pt)
+		return;
+	if (!pt->built) {
+		/* Not built yet: the build will read the tasks' statuses, but
+		 * must tell an eviction of this session from a terminating pod. */
+		if (delta < 0 && t->status == KB_TASK_RELEASING) {
+			if (grow(pt, (void **)&pt->evicted, &pt->evicted_cap, pt->nevicted + 1,
+				 sizeof(*pt->evicted)))
+				pt->evicted[pt->nevicted++] = t;
+		} else if (delta > 0) {
+			for (uint32_t i = 0; i < pt->nevicted; i++)
+				if (pt->evicted[i] == t)
+					pt->evicted[i] = pt->evicted[--pt->nevicted];
+		}
+		return;
+	}
+	if (!pt->active)
 		return;
 	pt->changed = false;
 	apply(pt, t, delta, false);
@@ -931,7 +970,7 @@ int kb_podtopo_filter(const kb_session *ssn, const kb_task *task, const kb_node 
 		      const char **ret_reason)
 {
 	kb_podtopo *pt = ssn->podtopo;
-	if (!pt || !pt->active || (!has_terms(task->spec) && pt->ncarried_anti == 0))
+	if (!pt || !ensure_built(pt) || (!has_terms(task->spec) && pt->ncarried_anti == 0))
 		return KB_FIT_OK;
 	/* The node may be a copy outside the array (tests): no domains then. */
 	uintptr_t off = (uintptr_t)node - (uintptr_t)pt->snap->nodes;
@@ -997,7 +1036,7 @@ static const pt_prep *score_prep(const kb_session *ssn, const kb_task *task,
 				 const kb_node *node)
 {
 	kb_podtopo *pt = ssn->podtopo;
-	if (!pt || !pt->active)
+	if (!pt || !ensure_built(pt))
 		return NULL;
 	uintptr_t off = (uintptr_t)node - (uintptr_t)pt->snap->nodes;
 	if ((uintptr_t)node < (uintptr_t)pt->snap->nodes ||
@@ -1056,8 +1095,8 @@ double kb_podtopo_spread_score(const kb_session *ssn, const kb_task *task, const
 
 bool kb_podtopo_alike(const kb_session *ssn, const kb_task *a, const kb_task *b)
 {
-	const kb_podtopo *pt = ssn->podtopo;
-	if (!pt || !pt->active)
+	kb_podtopo *pt = ssn->podtopo;
+	if (!pt || !ensure_built(pt))
 		return true;
 	if (strcmp(a->ns, b->ns) != 0)
 		return false;

@@ -8,7 +8,8 @@
  * nodes its throughput with pod affinity falls to a few dozen pods a
  * second. Here they are worked out once per session and then kept current:
  *
- *  - At open, the selectors that matter are collected from the tasks: each
+ * *  - When a task first asks, the selectors that matter are collected from
+ *    the tasks: each
  *    pending task's own terms (what it asks of the pods around it) and
  *    every task's terms as a pod already placed (what it asks of pods that
  *    come near it: kube-scheduler's symmetry). Equal selectors are one
@@ -61,12 +62,18 @@ typedef struct kb_podtopo kb_podtopo;
 #define KB_REASON_SPREAD_LABEL \
 	"node(s) didn't match pod topology spread constraints (missing required label)"
 
-/* The session's index, built on the first call (from a plugin's open, so
- * before any statement): ssn->podtopo. When no task has pod affinity,
- * anti-affinity or spread constraints, or no task is pending, the index is
- * inactive and every query below answers at once. Returns 0 or -ENOMEM
- * (with err). Cost: O(tasks) to find out whether anything is asked; when
- * something is, O(nodes x keys + placed tasks x their labels) more. */
+/* Makes the session's index (ssn->podtopo) if no plugin has yet: O(1).
+ * It is built when a task first asks (a filter, a score, alike), from the
+ * snapshot as it is then (placements of open statements included; an
+ * eviction made before is told from a terminating pod by the updates it
+ * saw), so a session that places nothing pays nothing. When no task has
+ * pod affinity, anti-affinity or spread constraints the index is inactive
+ * and every query answers at once. Building costs O(tasks) to find out
+ * whether anything is asked and, when something is, O(nodes x keys +
+ * placed tasks x their labels). Out of memory while building leaves it
+ * inactive (the constraints are then not checked: the session's arena is
+ * out of memory and its other steps fail too). Returns 0 or -ENOMEM (with
+ * err). */
 int kb_podtopo_open(kb_session *ssn, kb_err *err);
 
 /* Counts task t (which has just been placed on its node: delta +1, or is
