@@ -148,3 +148,36 @@ bool kb_tolerates_taints(const kb_pod_spec *spec, const kb_node *node,
 	}
 	return true;
 }
+
+/* ---- label selectors over pods ------------------------------------------------- */
+
+bool kb_match_label_selector(const kb_label_selector *sel, const kb_labels *labels)
+{
+	if (!sel || sel->nothing)
+		return false;
+	for (uint32_t i = 0; i < sel->n; i++) {
+		const kb_selector_req *q = &sel->reqs[i];
+		const char *v = kb_labels_get(labels, q->key);
+		bool ok;
+		switch (q->op) {
+		case KB_SEL_IN:
+			ok = v && value_in(q, v);
+			break;
+		case KB_SEL_NOT_IN:
+			ok = !v || !value_in(q, v);
+			break;
+		case KB_SEL_EXISTS:
+			ok = v != NULL;
+			break;
+		case KB_SEL_DOES_NOT_EXIST:
+			ok = v == NULL;
+			break;
+		default:
+			ok = false; /* Gt and Lt are not label selector operators */
+			break;
+		}
+		if (!ok)
+			return false;
+	}
+	return true;
+}

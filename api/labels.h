@@ -48,4 +48,12 @@ bool kb_tolerates_taint(const kb_pod_spec *spec, const kb_taint *taint);
 bool kb_tolerates_taints(const kb_pod_spec *spec, const kb_node *node,
 			 const kb_taint **ret_untolerated);
 
+/* True when labels match the label selector (metav1.LabelSelector, as
+ * labels.Selector reads it): every requirement holds, In (the label is
+ * present with one of the values), NotIn (absent, or none of the values),
+ * Exists, DoesNotExist. No requirements: true; a nil selector
+ * (sel->nothing) or NULL: false. Cost: O(requirements * (values + log
+ * labels)). */
+bool kb_match_label_selector(const kb_label_selector *sel, const kb_labels *labels);
+
 #endif

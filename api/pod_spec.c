@@ -34,6 +34,56 @@ static bool term_equal(const kb_selector_term *a, const kb_selector_term *b)
 	return true;
 }
 
+static bool selector_equal(const kb_label_selector *a, const kb_label_selector *b)
+{
+	kb_selector_term x = {a->reqs, a->n}, y = {b->reqs, b->n};
+	return a->nothing == b->nothing && term_equal(&x, &y);
+}
+
+static bool affinity_terms_equal(const kb_pod_affinity_term *a, const kb_pod_affinity_term *b,
+				 uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		const kb_pod_affinity_term *x = &a[i], *y = &b[i];
+		if (x->weight != y->weight || x->nnamespaces != y->nnamespaces ||
+		    !str_equal(x->topology_key, y->topology_key) ||
+		    !selector_equal(&x->selector, &y->selector) ||
+		    !selector_equal(&x->ns_selector, &y->ns_selector))
+			return false;
+		for (uint32_t k = 0; k < x->nnamespaces; k++)
+			if (!str_equal(x->namespaces[k], y->namespaces[k]))
+				return false;
+	}
+	return true;
+}
+
+bool kb_pod_spec_same_topology(const kb_pod_spec *a, const kb_pod_spec *b)
+{
+	if (a == b)
+		return true;
+	if (!a || !b)
+		return false;
+	if (a->naffinity != b->naffinity || a->nanti_affinity != b->nanti_affinity ||
+	    a->npref_affinity != b->npref_affinity ||
+	    a->npref_anti_affinity != b->npref_anti_affinity || a->nspread != b->nspread ||
+	    !affinity_terms_equal(a->affinity, b->affinity, a->naffinity) ||
+	    !affinity_terms_equal(a->anti_affinity, b->anti_affinity, a->nanti_affinity) ||
+	    !affinity_terms_equal(a->pref_affinity, b->pref_affinity, a->npref_affinity) ||
+	    !affinity_terms_equal(a->pref_anti_affinity, b->pref_anti_affinity,
+				  a->npref_anti_affinity))
+		return false;
+	for (uint32_t i = 0; i < a->nspread; i++) {
+		const kb_spread_constraint *x = &a->spread[i], *y = &b->spread[i];
+		if (x->max_skew != y->max_skew || x->min_domains != y->min_domains ||
+		    x->schedule_anyway != y->schedule_anyway ||
+		    x->honor_affinity != y->honor_affinity || x->honor_taints != y->honor_taints ||
+		    !str_equal(x->topology_key, y->topology_key) ||
+		    !selector_equal(&x->selector, &y->selector))
+			return false;
+	}
+	return true;
+}
+
 bool kb_pod_spec_same_placement(const kb_pod_spec *a, const kb_pod_spec *b)
 {
 	if (a == b)
@@ -43,7 +93,8 @@ bool kb_pod_spec_same_placement(const kb_pod_spec *a, const kb_pod_spec *b)
 	if (a->nrequired != b->nrequired || a->npreferred != b->npreferred ||
 	    a->ntolerations != b->ntolerations || a->nhost_ports != b->nhost_ports ||
 	    a->gpu_milli != b->gpu_milli || !str_equal(a->gpu_models, b->gpu_models) ||
-	    !kb_labels_equal(&a->node_selector, &b->node_selector))
+	    !kb_labels_equal(&a->node_selector, &b->node_selector) ||
+	    !kb_pod_spec_same_topology(a, b))
 		return false;
 	for (uint32_t i = 0; i < a->nrequired; i++)
 		if (!term_equal(&a->required[i], &b->required[i]))

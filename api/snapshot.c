@@ -95,6 +95,22 @@ int32_t kb_snapshot_find_job(const kb_snapshot *s, const char *key)
 	KB_BSEARCH(s->jobs, s->njobs, key, key);
 }
 
+const kb_labels *kb_snapshot_namespace_labels(const kb_snapshot *s, const char *name)
+{
+	uint32_t lo = 0, hi = s->nnamespaces;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(s->namespaces[mid].name, name);
+		if (c == 0)
+			return &s->namespaces[mid].labels;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
 /* ---- undo journal ------------------------------------------------------------------ */
 
 /* Grows *buf to hold n elements of size each; 0 or -ENOMEM. */

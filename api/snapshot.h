@@ -33,6 +33,10 @@ typedef struct kb_snapshot {
 	uint32_t njobs;
 	kb_queue *queues;
 	uint32_t nqueues;
+	/* The Namespace objects known, sorted by name (their labels, for pod
+	 * affinity's namespaceSelector); NULL and 0 when none. */
+	const kb_namespace *namespaces;
+	uint32_t nnamespaces;
 	/* Task indices grouped by job: job j owns job_tasks[j.first_task ..]. */
 	uint32_t *job_tasks;
 	/* Sum of every schedulable (ready, not cordoned) node's allocatable. */
@@ -77,6 +81,9 @@ void kb_snapshot_release(kb_snapshot *s);
 int32_t kb_snapshot_find_node(const kb_snapshot *s, const char *name);
 int32_t kb_snapshot_find_queue(const kb_snapshot *s, const char *name);
 int32_t kb_snapshot_find_job(const kb_snapshot *s, const char *key);
+/* The labels of namespace `name`, or NULL when the snapshot has no such
+ * Namespace. O(log namespaces). */
+const kb_labels *kb_snapshot_namespace_labels(const kb_snapshot *s, const char *name);
 
 /* Links task t onto node n's task list and accounts its request (used/idle,
  * or pipelined for KB_TASK_PIPELINED, plus releasing for KB_TASK_RELEASING).

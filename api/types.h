@@ -90,6 +90,46 @@ typedef struct kb_host_port {
 	kb_protocol proto;
 } kb_host_port;
 
+/* A label selector over pods (metav1.LabelSelector): matchLabels (as In
+ * with one value) and matchExpressions (In, NotIn, Exists, DoesNotExist),
+ * every requirement must hold. No requirements matches every pod; a nil
+ * selector (absent in the manifest) matches none (`nothing`). */
+typedef struct kb_label_selector {
+	const kb_selector_req *reqs;
+	uint32_t n;
+	bool nothing;
+} kb_label_selector;
+
+/* One pod (anti-)affinity term (v1.PodAffinityTerm), as kube-scheduler
+ * reads it (framework.AffinityTerm): the pods it selects are those whose
+ * namespace is in namespaces, or whose namespace's labels match
+ * ns_selector, and whose labels match selector. matchLabelKeys and
+ * mismatchLabelKeys are already merged into selector (as the API server
+ * does at creation: key In/NotIn the pod's own value). */
+typedef struct kb_pod_affinity_term {
+	kb_label_selector selector;
+	/* namespaces as written; the pod's own when neither namespaces nor
+	 * namespaceSelector is given */
+	const char *const *namespaces;
+	uint32_t nnamespaces;
+	kb_label_selector ns_selector; /* nothing when absent */
+	const char *topology_key;      /* non-empty */
+	int32_t weight;                /* preferred terms: 1..100; required: 0 */
+} kb_pod_affinity_term;
+
+/* One topology spread constraint (v1.TopologySpreadConstraint) with the
+ * API's defaults applied and matchLabelKeys merged into selector (as
+ * kube-scheduler v1.33 does). */
+typedef struct kb_spread_constraint {
+	int32_t max_skew;       /* >= 1 */
+	int32_t min_domains;    /* >= 1; 1 when absent */
+	const char *topology_key;
+	bool schedule_anyway;   /* whenUnsatisfiable ScheduleAnyway (else DoNotSchedule) */
+	bool honor_affinity;    /* nodeAffinityPolicy Honor (the default) */
+	bool honor_taints;      /* nodeTaintsPolicy Honor (default Ignore) */
+	kb_label_selector selector;
+} kb_spread_constraint;
+
 /* What the predicates and the gpu plugin need of a pod, decoded once. */
 typedef struct kb_pod_spec {
 	kb_labels labels;
@@ -103,6 +143,18 @@ typedef struct kb_pod_spec {
 	uint32_t ntolerations;
 	const kb_host_port *host_ports;
 	uint32_t nhost_ports;
+	/* Pod affinity and anti-affinity, required (weight 0) and preferred */
+	const kb_pod_affinity_term *affinity;
+	uint32_t naffinity;
+	const kb_pod_affinity_term *anti_affinity;
+	uint32_t nanti_affinity;
+	const kb_pod_affinity_term *pref_affinity;
+	uint32_t npref_affinity;
+	const kb_pod_affinity_term *pref_anti_affinity;
+	uint32_t npref_anti_affinity;
+	/* spec.topologySpreadConstraints, in order */
+	const kb_spread_constraint *spread;
+	uint32_t nspread;
 	/* GPU wishes (see plugins/gpu.c): models accepted, '|'-separated, or NULL */
 	const char *gpu_models;
 	/* A share of one GPU in milli-GPU (1..999, the pod annotation
@@ -318,6 +370,15 @@ typedef struct kb_node {
 	const uint8_t *gpu_group;          /* topology group of each device, or NULL */
 	int32_t gpushare_count;            /* aliyun.com/gpu-count (plugins/gpushare.c), or 0 */
 } kb_node;
+
+/* ---- namespace ------------------------------------------------------------------- */
+
+/* A Namespace: its labels are what a pod affinity term's namespaceSelector
+ * reads. */
+typedef struct kb_namespace {
+	const char *name;
+	kb_labels labels;
+} kb_namespace;
 
 /* ---- queue ----------------------------------------------------------------------- */
 

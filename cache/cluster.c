@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/pod_spec.h"
+
 /* ---- stores ---------------------------------------------------------------------- */
 
 static void store_init(kb_store *s)
@@ -107,6 +109,7 @@ void kb_cluster_init(kb_cluster *c, const char *scheduler_name, const char *defa
 	store_init(&c->podgroups);
 	store_init(&c->queues);
 	store_init(&c->priority_classes);
+	store_init(&c->namespaces);
 	store_init(&c->workloads);
 	c->scheduler_names[0] = scheduler_name;
 	c->nscheduler_names = 1;
@@ -147,6 +150,7 @@ void kb_cluster_release(kb_cluster *c)
 	store_release(&c->podgroups);
 	store_release(&c->queues);
 	store_release(&c->priority_classes);
+	store_release(&c->namespaces);
 	store_release(&c->workloads);
 }
 
@@ -165,6 +169,8 @@ static kb_store *store_of(kb_cluster *c, kb_kind kind)
 		return &c->priority_classes;
 	case KB_KIND_WORKLOAD:
 		return &c->workloads;
+	case KB_KIND_NAMESPACE:
+		return &c->namespaces;
 	default:
 		return NULL;
 	}
@@ -217,6 +223,8 @@ static bool replaced_in_place(const kb_cluster *c, const kb_slot *sl, const kb_o
 		return kb_podgroup_same_build(old, sl->obj);
 	case KB_KIND_NODE:
 		return kb_node_same_build(old, sl->obj);
+	case KB_KIND_NAMESPACE:
+		return kb_labels_equal(&old->meta.labels, &sl->obj->meta.labels);
 	default:
 		return false;
 	}
@@ -869,15 +877,49 @@ static int cache_copy(kb_cluster *c, kb_snapshot *s, kb_err *err)
 
 static int snapshot_build(kb_cluster *c, kb_snapshot *s, uint32_t **ret_node_slots, kb_err *err);
 
+static int cmp_namespace(const void *a, const void *b)
+{
+	return strcmp(((const kb_namespace *)a)->name, ((const kb_namespace *)b)->name);
+}
+
+/* The Namespaces (name and labels), sorted by name, into s. O(n log n). */
+static int build_namespaces(const kb_cluster *c, kb_snapshot *s, kb_err *err)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < c->namespaces.slots.n; i++)
+		n += c->namespaces.slots.v[i].obj != NULL;
+	s->namespaces = NULL;
+	s->nnamespaces = 0;
+	if (n == 0)
+		return 0;
+	kb_namespace *v = kb_arena_calloc(&s->arena, n, sizeof(*v));
+	if (!v)
+		return kb_err_set(err, -ENOMEM, "building the snapshot: out of memory");
+	n = 0;
+	for (size_t i = 0; i < c->namespaces.slots.n; i++) {
+		const kb_object *o = c->namespaces.slots.v[i].obj;
+		if (o)
+			v[n++] = (kb_namespace){.name = o->meta.name, .labels = o->meta.labels};
+	}
+	qsort(v, n, sizeof(*v), cmp_namespace);
+	s->namespaces = v;
+	s->nnamespaces = (uint32_t)n;
+	return 0;
+}
+
 int kb_cluster_snapshot(kb_cluster *c, kb_snapshot *s, kb_err *err)
 {
 	if (c->cache_valid && c->cache_shape == c->shape) {
 		int r = cache_copy(c, s, err);
+		if (r == 0)
+			r = build_namespaces(c, s, err);
 		s->generation = r == 0 ? c->generation : 0;
 		return r;
 	}
 	uint32_t *node_slots = NULL;
 	int r = snapshot_build(c, s, &node_slots, err);
+	if (r == 0)
+		r = build_namespaces(c, s, err);
 	s->generation = r == 0 ? c->generation : 0;
 	if (r == 0 && cache_store(c, s, node_slots) < 0) {
 		/* Out of memory for the cache: build next time. */

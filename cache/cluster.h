@@ -118,6 +118,7 @@ typedef struct kb_cluster {
 	kb_resnames resnames;
 	kb_store nodes, pods, podgroups, queues, priority_classes;
 	kb_store workloads; /* scheduling.k8s.io/v1alpha1 Workloads (their podGroups are gangs) */
+	kb_store namespaces; /* their labels: pod affinity's namespaceSelector reads them */
 	/* The schedulerNames whose pods are ours; a pod naming another is
 	 * foreign (counted on its node, never placed), and so is a PodGroup
 	 * whose pods all name another. The first is the name kube-batchd
@@ -180,7 +181,8 @@ void kb_cluster_release(kb_cluster *c);
  * next change of shape. A replaced pod keeps its override only while the new
  * object does not contradict it (the API confirmed a binding or the pod
  * finished). created_ms stamps objects without a creationTimestamp.
- * KB_KIND_OTHER and Namespace objects are freed and ignored.
+ * KB_KIND_OTHER objects are freed and ignored. A Namespace whose labels
+ * did not change keeps the shape (only its labels are read).
  * Returns 0 or -ENOMEM. */
 int kb_cluster_apply(kb_cluster *c, kb_object *obj, int64_t created_ms);
 

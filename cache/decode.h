@@ -14,6 +14,7 @@
  *   decode_pod.c             Pod: status, priority, group, simulator and GPU annotations
  *   decode_pod_containers.c  Pod: requests of containers, init containers, overhead; host ports
  *   decode_pod_placement.c   Pod: node selector, node affinity, tolerations
+ *   decode_pod_topology.c    Pod: pod affinity and anti-affinity, topology spread
  *   decode_podgroup.c        PodGroup (all four families)
  *   decode_queue.c           Queue (kube-batch, volcano)
  *   decode_priority_class.c  PriorityClass
@@ -234,5 +235,9 @@ int dec_pod_placement(dec_ctx *d, const kb_yaml_node *spec, kb_pod_spec *ps);
  * malformed label key, a bad level list, annotations that contradict each
  * other; the message names the field) or -ENOMEM. */
 int dec_topology(dec_ctx *d, const kb_yaml_node *spec, kb_topology_req *ret);
+/* dec_pod_topology (decode_pod_topology.c): ps's pod affinity and
+ * anti-affinity terms and topology spread constraints (ps->labels and the
+ * object's namespace must be decoded already: matchLabelKeys read them). */
+int dec_pod_topology(dec_ctx *d, const kb_yaml_node *spec, kb_pod_spec *ps);
 
 #endif

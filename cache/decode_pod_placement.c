@@ -1,6 +1,6 @@
 /* decode_pod_placement.c - where a Pod may go (see decode.h): its node
  * selector, node affinity (required and preferred node selector terms)
- * and tolerations. Pod affinity is not read. */
+ * and tolerations. Pod affinity and spread: decode_pod_topology.c. */
 #include "cache/decode.h"
 
 #include <errno.h>

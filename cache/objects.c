@@ -112,8 +112,45 @@ static void reloc_topology(const packer *pk, kb_topology_req *t)
 	RELOC(pk, t->levels);
 }
 
+static void reloc_selector(const packer *pk, kb_label_selector *sel)
+{
+	kb_selector_term t = {sel->reqs, sel->n};
+	reloc_term(pk, &t);
+	sel->reqs = t.reqs;
+}
+
+static void reloc_affinity_terms(const packer *pk, const kb_pod_affinity_term **terms, uint32_t n)
+{
+	RELOC(pk, *terms);
+	kb_pod_affinity_term *t = (kb_pod_affinity_term *)*terms;
+	for (uint32_t i = 0; i < n; i++) {
+		reloc_selector(pk, &t[i].selector);
+		reloc_selector(pk, &t[i].ns_selector);
+		RELOC(pk, t[i].namespaces);
+		const char **ns = (const char **)t[i].namespaces;
+		for (uint32_t j = 0; j < t[i].nnamespaces; j++)
+			RELOC(pk, ns[j]);
+		RELOC(pk, t[i].topology_key);
+	}
+}
+
+static void reloc_pod_topology(const packer *pk, kb_pod_spec *ps)
+{
+	reloc_affinity_terms(pk, &ps->affinity, ps->naffinity);
+	reloc_affinity_terms(pk, &ps->anti_affinity, ps->nanti_affinity);
+	reloc_affinity_terms(pk, &ps->pref_affinity, ps->npref_affinity);
+	reloc_affinity_terms(pk, &ps->pref_anti_affinity, ps->npref_anti_affinity);
+	RELOC(pk, ps->spread);
+	kb_spread_constraint *c = (kb_spread_constraint *)ps->spread;
+	for (uint32_t i = 0; i < ps->nspread; i++) {
+		RELOC(pk, c[i].topology_key);
+		reloc_selector(pk, &c[i].selector);
+	}
+}
+
 static void reloc_pod_spec(const packer *pk, kb_pod_spec *ps)
 {
+	reloc_pod_topology(pk, ps);
 	reloc_labels(pk, &ps->labels); /* the pod's labels: a second rebase changes nothing */
 	reloc_labels(pk, &ps->node_selector);
 	RELOC(pk, ps->required);

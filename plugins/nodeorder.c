@@ -6,6 +6,8 @@
  *   + mostrequested.weight    * MostRequested
  *   + balancedresource.weight * BalancedResourceAllocation
  *   + nodeaffinity.weight     * NodeAffinity
+ *   + podaffinity.weight      * InterPodAffinity
+ *   + podtopologyspread.weight * PodTopologySpread
  *
  * Argument names and defaults are kube-batch's / volcano's
  * (pkg/scheduler/plugins/nodeorder/nodeorder.go): leastrequested 1,
@@ -34,6 +36,14 @@
  *       instead; both order the nodes for one task the same way, and ours
  *       needs no pass over every node.
  *
+ *   InterPodAffinity and PodTopologySpread (kube-scheduler's scores of
+ *       preferred pod affinity / anti-affinity, with the symmetric terms of
+ *       placed pods, and of ScheduleAnyway spread constraints) come from the
+ *       session's pod topology index, 0..10 (scheduler/podtopo.h says how
+ *       they are normalised). Their weights are volcano's argument names:
+ *       podaffinity.weight 1 (kube-batch's) and podtopologyspread.weight 2
+ *       (volcano's).
+ *
  * Cost per call: O(preferred terms * their requirements), O(1) otherwise.
  */
 #include <errno.h>
@@ -42,6 +52,7 @@
 #include "plugins/plugins.h"
 #include "api/labels.h"
 #include "scheduler/framework.h"
+#include "scheduler/podtopo.h"
 
 #define KB_NODEORDER_MAX 10.0
 
@@ -50,6 +61,8 @@ typedef struct nodeorder_state {
 	double most_requested;
 	double balanced_resource;
 	double node_affinity;
+	double pod_affinity;
+	double pod_topology_spread;
 } nodeorder_state;
 
 static int nodeorder_open(kb_session *ssn, const kb_plugin_conf *conf, void **ret_state,
@@ -62,7 +75,11 @@ static int nodeorder_open(kb_session *ssn, const kb_plugin_conf *conf, void **re
 	st->most_requested = kb_plugin_arg_double(conf, "mostrequested.weight", 0);
 	st->balanced_resource = kb_plugin_arg_double(conf, "balancedresource.weight", 1);
 	st->node_affinity = kb_plugin_arg_double(conf, "nodeaffinity.weight", 1);
+	st->pod_affinity = kb_plugin_arg_double(conf, "podaffinity.weight", 1);
+	st->pod_topology_spread = kb_plugin_arg_double(conf, "podtopologyspread.weight", 2);
 	*ret_state = st;
+	if (st->pod_affinity != 0 || st->pod_topology_spread != 0)
+		return kb_podtopo_open(ssn, err);
 	return 0;
 }
 
@@ -139,6 +156,10 @@ static double nodeorder_score(void *state, const kb_session *ssn, const kb_task 
 	}
 	if (st->node_affinity != 0)
 		score += st->node_affinity * affinity_score(task->spec, node);
+	if (st->pod_affinity != 0)
+		score += st->pod_affinity * kb_podtopo_affinity_score(ssn, task, node);
+	if (st->pod_topology_spread != 0)
+		score += st->pod_topology_spread * kb_podtopo_spread_score(ssn, task, node);
 	return score;
 }
 

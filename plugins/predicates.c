@@ -1,5 +1,8 @@
 /* predicates.c - the "predicates" plugin and its pure helpers (see predicates.h).
  *
+ * Pod affinity, anti-affinity and topology spread are the session's pod
+ * topology index's (scheduler/podtopo.h), which this plugin opens.
+ *
  * Design note: a predicate runs for every (pending task, node) pair of a
  * session, so failing must not allocate every time. The "untolerated taint"
  * reasons are built the first time a taint blocks a pod and then kept, one
@@ -16,6 +19,7 @@
 #include "api/labels.h"
 #include "plugins/plugins.h"
 #include "scheduler/framework.h"
+#include "scheduler/podtopo.h"
 
 static const char REASON_SELECTOR[] = "node(s) didn't match Pod's node affinity/selector";
 static const char REASON_TAINT[] = "node(s) had untolerated taint";
@@ -85,6 +89,9 @@ static int predicates_open(kb_session *ssn, const kb_plugin_conf *conf, void **r
 			goto nomem;
 	}
 
+	int r = kb_podtopo_open(ssn, err);
+	if (r < 0)
+		return r;
 	*ret_state = st;
 	return 0;
 
@@ -144,7 +151,7 @@ static int predicates_predicate(void *state, const kb_session *ssn, const kb_tas
 		*ret_reason = REASON_PORTS;
 		return KB_FIT_FAIL;
 	}
-	return KB_FIT_OK;
+	return kb_podtopo_filter(ssn, task, node, ret_reason);
 }
 
 const kb_plugin_ops kb_plugin_predicates = {

@@ -8,6 +8,18 @@
  *   2. NoSchedule/NoExecute taints     "node(s) had untolerated taint {k: v}"
  *   3. host ports                      "node(s) didn't have free ports for the
  *                                       requested pod ports"
+ *   4. topology spread constraints     "node(s) didn't match pod topology spread
+ *      (DoNotSchedule)                  constraints" (" (missing required label)"
+ *                                       when the node lacks the key)
+ *   5. required pod affinity,          "node(s) didn't match pod affinity rules",
+ *      pod anti-affinity, existing     "node(s) didn't match pod anti-affinity
+ *      pods' anti-affinity              rules", "node(s) didn't satisfy existing
+ *                                       pods anti-affinity rules"
+ *
+ * 4 and 5 are kube-scheduler's PodTopologySpread and InterPodAffinity
+ * filters, in that order, answered from the session's pod topology index
+ * (scheduler/podtopo.h), which counts the pods placed earlier in the same
+ * session (gang members) and forgets them when a statement is discarded.
  *
  * The plugin takes no arguments; unknown ones are ignored.
  *

@@ -239,6 +239,9 @@ struct kb_session {
 	struct kb_place_memo *place_memo;
 	/* Bumped by kb_session_placement_changed(). */
 	uint64_t placement_epoch;
+	/* The pod topology index (scheduler/podtopo.h): built by the first
+	 * plugin that opens it, kept current by statements; NULL until then. */
+	struct kb_podtopo *podtopo;
 	/* "Insufficient <name>" for each resource index, built at open. */
 	const char *insufficient[KB_RES_MAX];
 	/* Victim selection's scratch (framework.c): two arrays of

@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "scheduler/podtopo.h"
+
 void kb_stmt_init(kb_statement *st, kb_session *ssn)
 {
 	st->ssn = ssn;
@@ -16,6 +18,7 @@ void kb_stmt_init(kb_statement *st, kb_session *ssn)
 
 static void fire(kb_session *ssn, kb_task *t, bool allocate)
 {
+	kb_podtopo_update(ssn, t, allocate ? 1 : -1);
 	const kb_hook_list *hl = &ssn->hooks[KB_HOOK_EVENTS];
 	for (uint32_t i = 0; i < hl->n; i++) {
 		const kb_hook_entry *e = &hl->v[i];

@@ -4,7 +4,7 @@
  *
  *   gen-workload WORKLOAD [--scale F] [--seed N] [--out FILE]
  *                         [--nodes N] [--pods N] [--gpu-gang-frac F]
- *                         [--members same|mixed] [--racks N]
+ *                         [--members same|mixed] [--racks N] [--affinity]
  *
  * WORKLOAD is one of
  *   basic-5k   5,000 nodes (4,000 x 64 cpu / 256Gi, 1,000 x 96 cpu / 768Gi /
@@ -19,7 +19,13 @@
  *
  * Every pod: schedulerName kube-batchd, 1-4 cpu, memory = cpu x 1-3 Gi (the
  * nodes have 4 and 8 Gi per cpu, so cpu is the binding constraint), GPUs in
- * requests and limits. Nodes allow 110 pods. The members of a gang share one
+ * requests and limits. Nodes allow 110 pods. --affinity (issue 23) labels
+ * the nodes with kubernetes.io/hostname and one of 10 zones
+ * (topology.kubernetes.io/zone), labels each gang's pods group=<gang>, gives
+ * every member a required pod anti-affinity to its gang's other members on
+ * the hostname (no two on one node) and every third gang a zone spread
+ * constraint (maxSkew 1, DoNotSchedule) over its members as well. The
+ * members of a gang share one
  * shape (--members same, the default: the worker template of a TFJob,
  * PyTorchJob or MPIJob), or each member draws its own (--members mixed).
  *
@@ -83,7 +89,7 @@ static void usage(FILE *f)
 {
 	fputs("usage: gen-workload basic-5k|gang-5k|scale-15k [--scale F] [--seed N] [--out FILE]\n"
 	      "                    [--nodes N] [--pods N] [--gpu-gang-frac F] [--members same|mixed]\n"
-	      "                    [--racks N]\n",
+	      "                    [--racks N] [--affinity]\n",
 	      f);
 }
 
@@ -99,6 +105,24 @@ static const char *rack_label(int64_t i, int64_t n, int64_t racks)
 	return buf;
 }
 
+#define NZONES 10
+
+static bool affinity; /* --affinity */
+
+/* The labels of node `name` (number i): its pool, with --affinity its
+ * hostname and zone, then `more` (", key: value" pairs, or ""). */
+static void node_labels(FILE *out, const char *pool, const char *prefix, int64_t i,
+			const char *more)
+{
+	fprintf(out, "{kube-batchd.io/pool: %s", pool);
+	if (affinity)
+		fprintf(out,
+			", kubernetes.io/hostname: %s-%06" PRId64
+			", topology.kubernetes.io/zone: zone-%" PRId64,
+			prefix, i, i % NZONES);
+	fprintf(out, "%s}", more);
+}
+
 static void write_nodes(FILE *out, int64_t n, int64_t racks)
 {
 	/* 4 of 5 nodes are 64-cpu, 1 of 5 the 96-cpu GPU nodes (at least one of
@@ -107,19 +131,22 @@ static void write_nodes(FILE *out, int64_t n, int64_t racks)
 	if (ngpu == 0 && n >= 2)
 		ngpu = 1;
 	int64_t ncpu = n - ngpu;
-	for (int64_t i = 0; i < ncpu; i++)
-		fprintf(out,
-			"---\napiVersion: v1\nkind: Node\n"
-			"metadata: {name: cpu-%06" PRId64 ", labels: {kube-batchd.io/pool: cpu%s}}\n"
-			"status: {allocatable: {cpu: \"64\", memory: 256Gi, pods: \"110\"}}\n",
-			i, rack_label(i, n, racks));
-	for (int64_t i = 0; i < ngpu; i++)
-		fprintf(out,
-			"---\napiVersion: v1\nkind: Node\n"
-			"metadata: {name: gpu-%06" PRId64 ", labels: {kube-batchd.io/pool: gpu%s}}\n"
-			"status: {allocatable: {cpu: \"96\", memory: 768Gi, nvidia.com/gpu: \"8\", "
-			"pods: \"110\"}}\n",
-			i, rack_label(ncpu + i, n, racks));
+	for (int64_t i = 0; i < ncpu; i++) {
+		fprintf(out, "---\napiVersion: v1\nkind: Node\nmetadata: {name: cpu-%06" PRId64
+			     ", labels: ",
+			i);
+		node_labels(out, "cpu", "cpu", i, rack_label(i, n, racks));
+		fputs("}\nstatus: {allocatable: {cpu: \"64\", memory: 256Gi, pods: \"110\"}}\n", out);
+	}
+	for (int64_t i = 0; i < ngpu; i++) {
+		fprintf(out, "---\napiVersion: v1\nkind: Node\nmetadata: {name: gpu-%06" PRId64
+			     ", labels: ",
+			i);
+		node_labels(out, "gpu", "gpu", i, rack_label(ncpu + i, n, racks));
+		fputs("}\nstatus: {allocatable: {cpu: \"96\", memory: 768Gi, nvidia.com/gpu: \"8\", "
+		      "pods: \"110\"}}\n",
+		      out);
+	}
 }
 
 typedef struct pod_shape {
@@ -134,15 +161,31 @@ static pod_shape draw_shape(rng *r, int gpus)
 	return p;
 }
 
-static void write_pod(FILE *out, const char *name, const char *group, pod_shape shape)
+static void write_pod(FILE *out, const char *name, const char *group, pod_shape shape,
+		      bool spread)
 {
 	int cpu = shape.cpu, mem = shape.mem_gi, gpus = shape.gpus;
 	fprintf(out, "---\napiVersion: v1\nkind: Pod\nmetadata: {name: %s, namespace: " NAMESPACE,
 		name);
 	if (group)
 		fprintf(out, ", annotations: {scheduling.k8s.io/group-name: %s}", group);
+	if (group && affinity)
+		fprintf(out, ", labels: {group: %s}", group);
+	fputs("}\nspec: {schedulerName: kube-batchd, ", out);
+	if (group && affinity)
+		fprintf(out,
+			"affinity: {podAntiAffinity: {requiredDuringSchedulingIgnoredDuringExecution: "
+			"[{labelSelector: {matchLabels: {group: %s}}, "
+			"topologyKey: kubernetes.io/hostname}]}}, ",
+			group);
+	if (group && affinity && spread)
+		fprintf(out,
+			"topologySpreadConstraints: [{maxSkew: 1, "
+			"topologyKey: topology.kubernetes.io/zone, whenUnsatisfiable: DoNotSchedule, "
+			"labelSelector: {matchLabels: {group: %s}}}], ",
+			group);
 	fprintf(out,
-		"}\nspec: {schedulerName: kube-batchd, containers: [{name: main, image: busybox, "
+		"containers: [{name: main, image: busybox, "
 		"resources: {requests: {cpu: \"%d\", memory: %dGi",
 		cpu, mem);
 	if (gpus > 0)
@@ -176,6 +219,9 @@ int main(int argc, char **argv)
 				usage(stderr);
 				return 2;
 			}
+			continue;
+		} else if (strcmp(a, "--affinity") == 0) {
+			affinity = true;
 			continue;
 		}
 		if (!v) {
@@ -259,7 +305,7 @@ int main(int argc, char **argv)
 	if (!w->gangs) {
 		for (int64_t i = 0; i < pods; i++) {
 			snprintf(name, sizeof(name), "pod-%07" PRId64, i);
-			write_pod(out, name, NULL, draw_shape(&r, 0));
+			write_pod(out, name, NULL, draw_shape(&r, 0), false);
 		}
 	} else {
 		for (int q = 1; q <= NQUEUES; q++)
@@ -292,7 +338,7 @@ int main(int argc, char **argv)
 				snprintf(name, sizeof(name), "%s-%" PRId64, group, m);
 				if (mixed && m > 0)
 					shape = draw_shape(&r, gpus);
-				write_pod(out, name, group, shape);
+				write_pod(out, name, group, shape, g % 3 == 0);
 			}
 			left -= size;
 		}

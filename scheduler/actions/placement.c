@@ -6,6 +6,7 @@
 
 #include "api/pod_spec.h"
 #include "scheduler/topology.h"
+#include "scheduler/podtopo.h"
 
 static void report_add(kb_fit_report *rep, const char *reason)
 {
@@ -203,7 +204,8 @@ int32_t kb_best_node(kb_session *ssn, const kb_task *task, kb_fit_report *report
 	uint32_t want = feasible_to_find(ssn), found = 0;
 	struct kb_place_memo *m = ssn->place_memo;
 	if (m && m->valid && m->epoch == ssn->placement_epoch &&
-	    kb_task_placed_alike(task, &s->tasks[m->task])) {
+	    kb_task_placed_alike(task, &s->tasks[m->task]) &&
+	    kb_podtopo_alike(ssn, task, &s->tasks[m->task])) {
 		bool checked = false;
 		int32_t ni = memo_best(ssn, m, task, &checked);
 		const char *why = NULL;
