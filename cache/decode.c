@@ -109,6 +109,21 @@ int dec_int(dec_ctx *d, const kb_yaml_node *n, const char *path, int64_t min, in
 	return 0;
 }
 
+int dec_term_weight(dec_ctx *d, const kb_yaml_node *it, const char *path, int32_t *ret)
+{
+	char sub[DEC_PATH_LEN];
+	dec_path(sub, "%s.weight", path);
+	int64_t w = 0;
+	bool present;
+	int r = dec_int(d, kb_yaml_get(it, "weight"), sub, 1, 100, &w, &present);
+	if (r < 0)
+		return r;
+	if (!present)
+		return dec_fail(d, -EINVAL, it, sub, "required (1..100)");
+	*ret = (int32_t)w;
+	return 0;
+}
+
 int dec_bool(dec_ctx *d, const kb_yaml_node *n, const char *path, bool *ret)
 {
 	if (kb_yaml_is_null(n))

@@ -115,6 +115,10 @@ int dec_int(dec_ctx *d, const kb_yaml_node *n, const char *path, int64_t min, in
  * else: -EINVAL. */
 int dec_bool(dec_ctx *d, const kb_yaml_node *n, const char *path, bool *ret);
 
+/* The required `weight` (1..100) of a preferred scheduling term `it` at
+ * path (node affinity's or pod affinity's), into *ret. */
+int dec_term_weight(dec_ctx *d, const kb_yaml_node *it, const char *path, int32_t *ret);
+
 /* A taint effect; absent or "" is KB_EFFECT_ALL (callers that need one
  * check first). Another word or a non-scalar: -EINVAL. */
 /* A preemptionPolicy at path: absent is KB_PREEMPTION_UNSET, else

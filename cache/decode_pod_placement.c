@@ -174,15 +174,9 @@ static int dec_preferred_term(dec_ctx *d, const kb_yaml_node *it, const char *pa
 {
 	kb_preferred_term *p = (kb_preferred_term *)ctx + i;
 	char sub[DEC_PATH_LEN];
-	dec_path(sub, "%s.weight", path);
-	int64_t w = 0;
-	bool present;
-	int r = dec_int(d, kb_yaml_get(it, "weight"), sub, 1, 100, &w, &present);
+	int r = dec_term_weight(d, it, path, &p->weight);
 	if (r < 0)
 		return r;
-	if (!present)
-		return dec_fail(d, -EINVAL, it, sub, "required (1..100)");
-	p->weight = (int32_t)w;
 	dec_path(sub, "%s.preference", path);
 	return dec_selector_term(d, kb_yaml_get(it, "preference"), sub, &p->term);
 }

@@ -340,14 +340,10 @@ static int dec_preferred_item(dec_ctx *d, const kb_yaml_node *it, const char *pa
 {
 	kb_pod_affinity_term *t = (kb_pod_affinity_term *)ctx + i;
 	char sub[DEC_PATH_LEN];
-	dec_path(sub, "%s.weight", path);
-	int64_t w = 0;
-	bool present;
-	int r = dec_int(d, kb_yaml_get(it, "weight"), sub, 1, 100, &w, &present);
+	int32_t w;
+	int r = dec_term_weight(d, it, path, &w);
 	if (r < 0)
 		return r;
-	if (!present)
-		return dec_fail(d, -EINVAL, it, sub, "required (1..100)");
 	dec_path(sub, "%s.podAffinityTerm", path);
 	const kb_yaml_node *pt;
 	if ((r = dec_map(d, kb_yaml_get(it, "podAffinityTerm"), sub, &pt)) < 0)
@@ -356,7 +352,7 @@ static int dec_preferred_item(dec_ctx *d, const kb_yaml_node *it, const char *pa
 		return dec_fail(d, -EINVAL, it, sub, "required");
 	if ((r = dec_affinity_term(d, pt, sub, t)) < 0)
 		return r;
-	t->weight = (int32_t)w;
+	t->weight = w;
 	return 0;
 }
 
