@@ -347,8 +347,9 @@ static void on_discovered(void *ctx, int status, const kb_served *served)
 	r |= start_reflector(d, "/api/v1/pods", "v1", "Pod");
 	r |= start_reflector(d, "/apis/scheduling.k8s.io/v1/priorityclasses", "scheduling.k8s.io/v1",
 			     "PriorityClass");
-	if (d->qconf_loaded && d->qconf.nns > 0)
-		r |= start_reflector(d, "/api/v1/namespaces", "v1", "Namespace");
+	/* Namespaces: their labels (pod affinity's namespaceSelector) and the
+	 * queue configuration's namespace mapping. */
+	r |= start_reflector(d, "/api/v1/namespaces", "v1", "Namespace");
 	if (served->incubator) {
 		r |= start_reflector(d, "/apis/scheduling.incubator.k8s.io/v1alpha1/podgroups",
 				     "scheduling.incubator.k8s.io/v1alpha1", "PodGroup");

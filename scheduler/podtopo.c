@@ -208,7 +208,19 @@ static int32_t map_get(const pt_map *m, const char *key)
 	}
 }
 
-/* Sets key (kept, not copied) to val. */
+/* Puts key at its slot of m, which has room. */
+static void map_insert(pt_map *m, const char *key, int32_t val)
+{
+	uint32_t i = (uint32_t)hash_str(key) & (m->cap - 1);
+	while (m->keys[i] && strcmp(m->keys[i], key) != 0)
+		i = (i + 1) & (m->cap - 1);
+	if (!m->keys[i])
+		m->n++;
+	m->keys[i] = key;
+	m->vals[i] = val;
+}
+
+/* Sets key (kept, not copied) to val, doubling the table when half full. */
 static bool map_put(kb_podtopo *pt, pt_map *m, const char *key, int32_t val)
 {
 	if ((m->n + 1) * 2 > m->cap) {
@@ -220,16 +232,10 @@ static bool map_put(kb_podtopo *pt, pt_map *m, const char *key, int32_t val)
 			return false;
 		for (uint32_t i = 0; i < m->cap; i++)
 			if (m->keys[i])
-				map_put(pt, &nm, m->keys[i], m->vals[i]);
+				map_insert(&nm, m->keys[i], m->vals[i]);
 		*m = nm;
 	}
-	uint32_t i = (uint32_t)hash_str(key) & (m->cap - 1);
-	while (m->keys[i] && strcmp(m->keys[i], key) != 0)
-		i = (i + 1) & (m->cap - 1);
-	if (!m->keys[i])
-		m->n++;
-	m->keys[i] = key;
-	m->vals[i] = val;
+	map_insert(m, key, val);
 	return true;
 }
 

@@ -252,6 +252,72 @@ static const char *plan_prefix(kb_session *ssn, const kb_job *j)
 	return p ? p : "";
 }
 
+/* What resolving the levels of a wish came to. */
+enum { PLAN_OK = 0, PLAN_DONE = 1, PLAN_BAD_LEVELS = 2 };
+
+/* volcano's tiers over the levels: tier 1 is the narrowest level above the
+ * node. PLAN_OK, PLAN_DONE (p->error set, or -ENOMEM when it could not be),
+ * PLAN_BAD_LEVELS (*err says whether for memory) or -ENOMEM. */
+static int plan_volcano(kb_session *ssn, topo_state *st, const kb_job *j, topo_plan *p,
+			const char *levels, const char *from, int *err)
+{
+	const kb_topology_req *w = j->topology;
+	if (!levels) {
+		p->error = kb_arena_printf(
+			&ssn->arena,
+			"%svolcano's tiers need node label levels: set the PodGroup's annotation "
+			"kube-batchd.io/topology-levels (broadest first) or the allocate "
+			"argument topology-levels",
+			plan_prefix(ssn, j));
+		return p->error ? PLAN_DONE : -ENOMEM;
+	}
+	if (!(p->tree = tree_of(ssn, st, levels, err)))
+		return PLAN_BAD_LEVELS;
+	int32_t m = (int32_t)p->tree->nlevels;
+	if (m > 0 && strcmp(p->tree->lv[m - 1].key, HOSTNAME_KEY) == 0)
+		m--;
+	if (m == 0) {
+		p->error = kb_arena_printf(&ssn->arena,
+					   "%sthe levels \"%s\" (%s) have no tier above the node",
+					   plan_prefix(ssn, j), levels, from);
+		return p->error ? PLAN_DONE : -ENOMEM;
+	}
+	p->pref = m - 1;
+	if (w->volcano_hard && w->volcano_tier <= m)
+		p->req = m - w->volcano_tier;
+	if (p->req == p->pref)
+		p->pref = -1;
+	return PLAN_OK;
+}
+
+/* Required and preferred label keys, over the levels when they list them,
+ * else each key alone. PLAN_OK or PLAN_BAD_LEVELS (*err says whether for
+ * memory). */
+static int plan_keys(kb_session *ssn, topo_state *st, const kb_job *j, topo_plan *p,
+		     const char *levels, int *err)
+{
+	const kb_topology_req *w = j->topology;
+	if (levels && !(p->tree = tree_of(ssn, st, levels, err)))
+		return PLAN_BAD_LEVELS;
+	if (p->tree) {
+		p->req = level_index(p->tree, w->required);
+		p->pref = level_index(p->tree, w->preferred);
+		/* A key the default levels do not list: that key alone. */
+		if ((w->required && p->req < 0) || (w->preferred && p->pref < 0))
+			p->tree = NULL;
+	}
+	if (!p->tree) {
+		const char *single = w->required ? w->required : w->preferred;
+		if (!(p->tree = tree_of(ssn, st, single, err)))
+			return PLAN_BAD_LEVELS;
+		p->req = w->required ? 0 : -1;
+		p->pref = w->required ? -1 : 0;
+	}
+	if (p->req >= 0 && p->pref >= 0 && p->pref <= p->req)
+		p->pref = -1; /* the levels put the preferred level above the required one */
+	return PLAN_OK;
+}
+
 /* Resolves job j's wish (see topology.h for the rules). *ret_p is NULL on
  * -ENOMEM; a wish that cannot be honoured has p->error set. */
 static int plan_of(kb_session *ssn, const kb_job *j, topo_plan **ret_p)
@@ -271,52 +337,21 @@ static int plan_of(kb_session *ssn, const kb_job *j, topo_plan **ret_p)
 	const char *from = w->levels ? "annotation kube-batchd.io/topology-levels"
 				     : "the allocate argument topology-levels";
 	int err = 0;
-	if (w->volcano_tier > 0) {
-		if (!levels) {
-			p->error = kb_arena_printf(
-				&ssn->arena,
-				"%svolcano's tiers need node label levels: set the PodGroup's annotation "
-				"kube-batchd.io/topology-levels (broadest first) or the allocate "
-				"argument topology-levels",
-				plan_prefix(ssn, j));
-			return p->error ? 0 : -ENOMEM;
-		}
-		if (!(p->tree = tree_of(ssn, st, levels, &err)))
-			goto bad_levels;
-		int32_t m = (int32_t)p->tree->nlevels;
-		if (m > 0 && strcmp(p->tree->lv[m - 1].key, HOSTNAME_KEY) == 0)
-			m--;
-		if (m == 0) {
-			p->error = kb_arena_printf(&ssn->arena,
-						   "%sthe levels \"%s\" (%s) have no tier above the node",
-						   plan_prefix(ssn, j), levels, from);
-			return p->error ? 0 : -ENOMEM;
-		}
-		p->pref = m - 1;
-		if (w->volcano_hard && w->volcano_tier <= m)
-			p->req = m - w->volcano_tier;
-		if (p->req == p->pref)
-			p->pref = -1;
-	} else {
-		const char *single = NULL;
-		if (levels && !(p->tree = tree_of(ssn, st, levels, &err)))
-			goto bad_levels;
-		if (p->tree) {
-			p->req = level_index(p->tree, w->required);
-			p->pref = level_index(p->tree, w->preferred);
-			/* A key the default levels do not list: that key alone. */
-			if ((w->required && p->req < 0) || (w->preferred && p->pref < 0))
-				p->tree = NULL;
-		}
-		if (!p->tree) {
-			single = w->required ? w->required : w->preferred;
-			if (!(p->tree = tree_of(ssn, st, single, &err)))
-				goto bad_levels;
-			p->req = w->required ? 0 : -1;
-			p->pref = w->required ? -1 : 0;
-		}
-		if (p->req >= 0 && p->pref >= 0 && p->pref <= p->req)
-			p->pref = -1; /* the levels put the preferred level above the required one */
+	int r = w->volcano_tier > 0 ? plan_volcano(ssn, st, j, p, levels, from, &err)
+				    : plan_keys(ssn, st, j, p, levels, &err);
+	if (r < 0)
+		return r;
+	if (r == PLAN_DONE)
+		return 0;
+	if (r == PLAN_BAD_LEVELS) {
+		if (err == -ENOMEM)
+			return -ENOMEM;
+		const char *what = levels ? levels : w->required ? w->required : w->preferred;
+		p->error = kb_arena_printf(&ssn->arena,
+					   "%sthe levels \"%s\" (%s) must be node label keys separated "
+					   "by commas, each once, at most 16",
+					   plan_prefix(ssn, j), what ? what : "", from);
+		return p->error ? 0 : -ENOMEM;
 	}
 	int32_t lvl = p->req >= 0 ? p->req : p->pref;
 	p->what = kb_arena_printf(&ssn->arena, "%s %s (%s)", p->req >= 0 ? "one" : "preferably one",
@@ -336,14 +371,6 @@ static int plan_of(kb_session *ssn, const kb_job *j, topo_plan **ret_p)
 		return p->error ? 0 : -ENOMEM;
 	}
 	return 0;
-bad_levels:
-	if (err == -ENOMEM)
-		return -ENOMEM;
-	p->error = kb_arena_printf(&ssn->arena,
-				   "%sthe levels \"%s\" (%s) must be node label keys separated by "
-				   "commas, each once, at most 16",
-				   plan_prefix(ssn, j), levels, from);
-	return p->error ? 0 : -ENOMEM;
 }
 
 /* ---- choosing domains ----------------------------------------------------------- */
@@ -757,17 +784,18 @@ const char *kb_topo_reason(kb_session *ssn, const kb_job *j, const char *fail)
 		}
 	}
 	char head[512];
-	snprintf(head, sizeof(head), "gang \"%s\" needs %s: ", j->key, p->what);
+	(void)snprintf(head, sizeof(head), "gang \"%s\" needs %s: ", j->key, p->what);
 	if (best < 0)
 		return kb_arena_printf(&ssn->arena, "%sno ready, uncordoned node has the label%s",
 				       head, p->req ? "s of its levels" : "");
 	const char *name = domain_name(ssn, t, p->req, (uint32_t)best);
 	char scope_txt[256];
 	if (forced >= 0)
-		snprintf(scope_txt, sizeof(scope_txt), "its placed members' %s \"%s\" cannot hold its %d more pods",
+		(void)snprintf(scope_txt, sizeof(scope_txt),
+			       "its placed members' %s \"%s\" cannot hold its %d more pods",
 			 lv->key, name, jn.k);
 	else
-		snprintf(scope_txt, sizeof(scope_txt), "none of %u domains of %s holds its %d more pods",
+		(void)snprintf(scope_txt, sizeof(scope_txt), "none of %u domains of %s holds its %d more pods",
 			 nsched, lv->key, jn.k);
 	int r = kb_res_first_short(&jn.need, &lv->free[best]);
 	if (r >= 0) {

@@ -139,7 +139,9 @@ for s in "${scenarios[@]}"; do
 		continue
 	fi
 	python3 "$here/twin_compare.py" --for-api "$dir/$name.objs.json" >"$dir/$name.api.yaml"
+	python3 "$here/twin_compare.py" --namespace-objects "$dir/$name.objs.json" >"$dir/$name.ns.yaml"
 	sim_args=(-f "$dir/$name.api.yaml")
+	[[ -s $dir/$name.ns.yaml ]] && sim_args=(-f "$dir/$name.ns.yaml" "${sim_args[@]}")
 	[[ -f $s/scheduler-conf.yaml ]] && sim_args+=(--scheduler-conf "$s/scheduler-conf.yaml")
 	[[ -f $s/queue-conf.yaml ]] && sim_args+=(--queue-conf "$s/queue-conf.yaml")
 	if ! "$bin" simulate "${sim_args[@]}" --output json >"$dir/$name.sim.json" 2>"$dir/$name.sim.err"; then
@@ -148,6 +150,10 @@ for s in "${scenarios[@]}"; do
 	fi
 	if python3 -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1]))["evictions"] else 1)' "$dir/$name.sim.json"; then
 		skip "$name: the simulator evicts (the cluster deletes an evicted pod; no controller makes it again here)"
+		continue
+	fi
+	if [[ -s $dir/$name.ns.yaml ]] && ! k apply -f "$dir/$name.ns.yaml" >"$dir/$name.ns.log" 2>&1; then
+		fail "$name: its Namespaces: $(head -c 300 "$dir/$name.ns.log")"
 		continue
 	fi
 	for ns in $(python3 "$here/twin_compare.py" --namespaces "$dir/$name.objs.json"); do

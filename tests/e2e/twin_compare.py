@@ -3,6 +3,7 @@
 
     twin_compare.py SIM.json OBJS.json PODS.json NODES.json
     twin_compare.py --namespaces OBJS.json          (the namespaces they use)
+    twin_compare.py --namespace-objects OBJS.json   (their Namespace objects)
     twin_compare.py --podgroup-statuses OBJS.json   (status patches to apply)
     twin_compare.py --for-api OBJS.json             (the documents both sides get)
 
@@ -70,7 +71,7 @@ def main():
         # timestamps then grow with the order the simulator breaks ties in
         # (namespace/name, all its objects created at once), even when the
         # burst spans a second boundary.
-        objs = items(sys.argv[2])
+        objs = [o for o in items(sys.argv[2]) if o["kind"] != "Namespace"]
         rest = [o for o in objs if o["kind"] not in ("Pod", "PodGroup")]
         work = sorted((o for o in objs if o["kind"] in ("Pod", "PodGroup")),
                       key=lambda o: (o["metadata"].get("namespace") or "default", o["metadata"]["name"]))
@@ -85,6 +86,16 @@ def main():
                             res.setdefault("limits", {}).setdefault(name, q)
             print("---")
             print(json.dumps(o))
+        return 0
+    if sys.argv[1] == "--namespace-objects":
+        # The scenario's Namespaces (their labels matter to namespaceSelector):
+        # applied before the rest, since Namespaces outlive a scenario here
+        # (no namespace controller deletes them).
+        for o in items(sys.argv[2]):
+            if o["kind"] == "Namespace":
+                o["metadata"].pop("creationTimestamp", None)
+                print("---")
+                print(json.dumps(o))
         return 0
     if sys.argv[1] == "--podgroup-statuses":
         # "GROUP NAMESPACE NAME PATCH" per PodGroup whose manifest has a status.
