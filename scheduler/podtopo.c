@@ -976,7 +976,16 @@ int kb_podtopo_filter(const kb_session *ssn, const kb_task *task, const kb_node 
 		      const char **ret_reason)
 {
 	kb_podtopo *pt = ssn->podtopo;
-	if (!pt || !ensure_built(pt) || (!has_terms(task->spec) && pt->ncarried_anti == 0))
+	if (!pt)
+		return KB_FIT_OK;
+	if (!ensure_built(pt)) {
+		if (!pt->nomem)
+			return KB_FIT_OK; /* no pod has a term */
+		/* Unchecked constraints are never taken as met. */
+		*ret_reason = KB_REASON_PODTOPO_UNCHECKED;
+		return KB_FIT_FAIL;
+	}
+	if (!has_terms(task->spec) && pt->ncarried_anti == 0)
 		return KB_FIT_OK;
 	/* The node may be a copy outside the array (tests): no domains then. */
 	uintptr_t off = (uintptr_t)node - (uintptr_t)pt->snap->nodes;
@@ -984,8 +993,10 @@ int kb_podtopo_filter(const kb_session *ssn, const kb_task *task, const kb_node 
 	    off / sizeof(kb_node) >= pt->snap->nnodes || off % sizeof(kb_node) != 0)
 		return KB_FIT_OK;
 	const pt_prep *p = prepare(pt, task);
-	if (!p)
-		return KB_FIT_OK; /* out of memory: the index says nothing */
+	if (!p) { /* out of memory: the index cannot say, so the pod waits */
+		*ret_reason = KB_REASON_PODTOPO_UNCHECKED;
+		return KB_FIT_FAIL;
+	}
 	const kb_pod_spec *spec = task->spec;
 
 	for (uint32_t i = 0; p->cls && i < spec->nspread; i++) {

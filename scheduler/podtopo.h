@@ -59,6 +59,11 @@ typedef struct kb_podtopo kb_podtopo;
 #define KB_REASON_POD_ANTI_AFFINITY "node(s) didn't match pod anti-affinity rules"
 #define KB_REASON_EXISTING_ANTI_AFFINITY "node(s) didn't satisfy existing pods anti-affinity rules"
 #define KB_REASON_SPREAD "node(s) didn't match pod topology spread constraints"
+/* The index could not be built or read (out of memory): pod affinity and
+ * spread are not checked, so nothing is placed as if they held. */
+#define KB_REASON_PODTOPO_UNCHECKED                                                               \
+	"pod affinity and topology spread could not be checked (out of memory); tried again next " \
+	"session"
 #define KB_REASON_SPREAD_LABEL \
 	"node(s) didn't match pod topology spread constraints (missing required label)"
 
@@ -70,10 +75,10 @@ typedef struct kb_podtopo kb_podtopo;
  * pod affinity, anti-affinity or spread constraints the index is inactive
  * and every query answers at once. Building costs O(tasks) to find out
  * whether anything is asked and, when something is, O(nodes x keys +
- * placed tasks x their labels). Out of memory while building leaves it
- * inactive (the constraints are then not checked: the session's arena is
- * out of memory and its other steps fail too). Returns 0 or -ENOMEM (with
- * err). */
+ * placed tasks x their labels). Out of memory while building (or
+ * preparing a task) fails every filter with KB_REASON_PODTOPO_UNCHECKED:
+ * a constraint that was not checked is never taken as met. Returns 0 or
+ * -ENOMEM (with err). */
 int kb_podtopo_open(kb_session *ssn, kb_err *err);
 
 /* Counts task t (which has just been placed on its node: delta +1, or is
