@@ -30,10 +30,17 @@
 # Environment: KB_E2E_DIR (control-plane dir; default a fresh temp dir, shut
 # down at the end unless --keep), KUBE_BATCHD (the binary), KB_TWIN_DAEMON_ARGS
 # (more daemon flags, e.g. "--schedule-delay 0 --schedule-period 20ms" to see
-# the twin catch a daemon that decides by arrival).
+# the twin catch a daemon that decides by arrival), KB_TWIN_SCHEDULER
+# (kube-batchd, the default, or kube-scheduler: the cluster side is then the
+# upstream kube-scheduler built from tests/cluster's pinned module, with one
+# profile named kube-batchd, and only the scenarios whose rules are
+# kube-scheduler's are compared: no PodGroup, no queue or scheduler
+# configuration, no kube-batchd annotation, nothing evicted; the pods bound
+# and the pods left waiting must be the same, the nodes are not compared:
+# upstream picks at random among nodes that score alike).
 set -uo pipefail
 
-e2e_name=twin e2e_help_end=32
+e2e_name=twin e2e_help_end=38
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 e2e_args "$@"
 e2e_need kubectl curl python3 flock setsid openssl
@@ -52,6 +59,21 @@ cleanup() {
 }
 trap cleanup EXIT
 
+counterpart=${KB_TWIN_SCHEDULER:-kube-batchd}
+case $counterpart in
+kube-batchd) ;;
+kube-scheduler)
+	# Built like the control plane (tests/cluster/lib.sh), stamp and all.
+	. "$root/tests/cluster/lib.sh"
+	kbin=${KB_CLUSTER_BIN:-${XDG_CACHE_HOME:-$HOME/.cache}/kube-batchd/cluster-bin}
+	mkdir -p "$kbin"
+	kb_build_module "$kbin" kube-scheduler "$root/tests/cluster" kube-scheduler "-s -w" \
+		./cmd/kube-scheduler || { fail "kube-scheduler builds from tests/cluster's module"; exit 1; }
+	kube_scheduler=$kbin/kube-scheduler
+	;;
+*) echo "twin: KB_TWIN_SCHEDULER must be kube-batchd or kube-scheduler, got \"$counterpart\"" >&2; exit 2 ;;
+esac
+
 "$root/tests/cluster/up" --kwok "$dir" >"$dir.up.log" 2>&1 ||
 	{ cat "$dir.up.log" >&2; fail "the control plane starts (tests/cluster/up --kwok)"; exit 1; }
 rm -f "$dir.up.log"
@@ -67,6 +89,7 @@ while (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do port=$((20000 + RANDO
 # taken 130 ms per object, 2 s for a scenario. Waits until /healthz says
 # its cache is synced.
 start_sched() {
+	[[ $counterpart == kube-scheduler ]] && { start_kube_scheduler "$1"; return; }
 	local s=$1 args=() i
 	[[ -f $s/scheduler-conf.yaml ]] && args+=(--scheduler-conf "$s/scheduler-conf.yaml")
 	[[ -f $s/queue-conf.yaml ]] && args+=(--queue-conf "$s/queue-conf.yaml")
@@ -84,9 +107,43 @@ start_sched() {
 	return 1
 }
 
+# start_kube_scheduler SCENARIO_DIR: upstream kube-scheduler, its one profile
+# named kube-batchd (the scenarios' schedulerName), no leader election;
+# waits for its /healthz.
+start_kube_scheduler() {
+	local i
+	sched_log=$dir/$(basename "$1").log
+	cat >"$dir/kube-scheduler.yaml" <<EOF
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+clientConnection: {kubeconfig: "$admin"}
+leaderElection: {leaderElect: false}
+profiles:
+- schedulerName: kube-batchd
+EOF
+	"$kube_scheduler" --config "$dir/kube-scheduler.yaml" --bind-address 127.0.0.1 \
+		--secure-port "$port" -v 2 >"$sched_log" 2>&1 &
+	sched_pid=$!
+	for ((i = 0; i < 300; i++)); do
+		[[ $(curl -sk "https://127.0.0.1:$port/healthz" 2>/dev/null) == ok ]] && return 0
+		kill -0 "$sched_pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	tail -20 "$sched_log" >&2
+	return 1
+}
+
 # why_skip SCENARIO_DIR: prints why the scenario is not compared, or nothing.
 why_skip() {
 	local s=$1
+	if [[ $counterpart == kube-scheduler ]]; then
+		[[ -f $s/scheduler-conf.yaml || -f $s/queue-conf.yaml ]] &&
+			{ echo "it configures kube-batchd's actions or queues"; return; }
+		grep -qE 'kind: *PodGroup|group-name|pod-group|kind: *Queue|kube-batchd\.io/' "${files[@]}" &&
+			{ echo "it uses gangs, queues or kube-batchd's annotations (not kube-scheduler's rules)"; return; }
+		grep -qE 'aliyun\.com/|volcano\.sh/vgpu|nvidia\.com/gpu\.(replicas|sharing)' "${files[@]}" &&
+			{ echo "it uses a device plugin's sharing rules, which kube-scheduler does not apply"; return; }
+	fi
 	grep -qE '^error:' "$s/expect.yaml" && { echo "expects an error"; return; }
 	grep -qE '^(bound_at|max_time_ms|min_eviction_gap_ms):' "$s/expect.yaml" &&
 		{ echo "its expectations use virtual time"; return; }
@@ -199,11 +256,13 @@ for s in "${scenarios[@]}"; do
 	k get pods -A -o json >"$dir/$name.pods.json"
 	k get nodes -o json >"$dir/$name.nodes.json"
 	stop_sched
-	if out=$(python3 "$here/twin_compare.py" "$dir/$name.sim.json" "$dir/$name.objs.json" \
+	compare=()
+	[[ $counterpart == kube-scheduler ]] && compare=(--any-node)
+	if out=$(python3 "$here/twin_compare.py" "${compare[@]}" "$dir/$name.sim.json" "$dir/$name.objs.json" \
 		"$dir/$name.pods.json" "$dir/$name.nodes.json" 2>&1); then
 		pass "$name: $out"
 	else
-		fail "$name: the cluster decided otherwise than the simulator"
+		fail "$name: the cluster ($counterpart) decided otherwise than the simulator"
 		echo "$out" | sed 's/^/    /'
 	fi
 	check "$name: no node over its allocatable in the API's record" \
