@@ -30,6 +30,7 @@
 
 #include "api/labels.h"
 #include "api/pod_spec.h"
+#include "base/strmap.h"
 
 enum { PT_MATCH, PT_SPREAD, PT_ANTI, PT_SCORE };
 
@@ -62,7 +63,10 @@ typedef struct pt_key {
 	bool per_node; /* no domain holds two nodes */
 } pt_key;
 
-/* A string -> int32 map in the session arena (open addressing). */
+/* A string -> int32 map in the session arena (open addressing, hashed
+ * with base/strmap.h's kb_hash_str). Not kb_strmap: that one lives on the
+ * heap and would need freeing at session close; this one goes with the
+ * arena. */
 typedef struct pt_map {
 	const char **keys;
 	int32_t *vals;
@@ -188,19 +192,11 @@ static bool grow(kb_podtopo *pt, void **buf, uint32_t *cap, uint32_t need, size_
 
 /* ---- string map ---------------------------------------------------------------------- */
 
-static uint64_t hash_str(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h;
-}
-
 static int32_t map_get(const pt_map *m, const char *key)
 {
 	if (!m->cap)
 		return -1;
-	for (uint32_t i = (uint32_t)hash_str(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+	for (uint32_t i = (uint32_t)kb_hash_str(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
 		if (!m->keys[i])
 			return -1;
 		if (strcmp(m->keys[i], key) == 0)
@@ -211,7 +207,7 @@ static int32_t map_get(const pt_map *m, const char *key)
 /* Puts key at its slot of m, which has room. */
 static void map_insert(pt_map *m, const char *key, int32_t val)
 {
-	uint32_t i = (uint32_t)hash_str(key) & (m->cap - 1);
+	uint32_t i = (uint32_t)kb_hash_str(key) & (m->cap - 1);
 	while (m->keys[i] && strcmp(m->keys[i], key) != 0)
 		i = (i + 1) & (m->cap - 1);
 	if (!m->keys[i])
