@@ -366,16 +366,18 @@ static const pt_clause *affinity_clauses(kb_podtopo *pt, const kb_pod_spec *spec
 	return pt->aff_scratch;
 }
 
-static bool has_terms(const kb_pod_spec *s)
-{
-	return s && (s->naffinity || s->nanti_affinity || s->npref_affinity ||
-		     s->npref_anti_affinity || s->nspread);
-}
-
+/* Whether s has pod affinity or anti-affinity terms (what a placed pod
+ * carries for the pods that come near it). */
 static bool carries_terms(const kb_pod_spec *s)
 {
 	return s && (s->naffinity || s->nanti_affinity || s->npref_affinity ||
 		     s->npref_anti_affinity);
+}
+
+/* Whether s asks anything of the index: those terms or spread constraints. */
+static bool has_terms(const kb_pod_spec *s)
+{
+	return carries_terms(s) || (s && s->nspread);
 }
 
 /* Registers what an incoming task asks (create) or finds its entities. */
@@ -963,6 +965,15 @@ static const pt_prep *prepare(kb_podtopo *pt, const kb_task *task)
 
 /* ---- queries ----------------------------------------------------------------------- */
 
+/* Whether node is one of the snapshot's (a copy outside the array, as
+ * tests make, has no domains: the index has nothing to say about it). */
+static bool in_snapshot(const kb_podtopo *pt, const kb_node *node)
+{
+	uintptr_t off = (uintptr_t)node - (uintptr_t)pt->snap->nodes;
+	return (uintptr_t)node >= (uintptr_t)pt->snap->nodes &&
+	       off / sizeof(kb_node) < pt->snap->nnodes && off % sizeof(kb_node) == 0;
+}
+
 static int32_t dom_of(const kb_podtopo *pt, uint32_t e, const kb_node *node)
 {
 	return pt->keys[pt->ents[e].key].dom[node - pt->snap->nodes];
@@ -981,12 +992,7 @@ int kb_podtopo_filter(const kb_session *ssn, const kb_task *task, const kb_node 
 		*ret_reason = KB_REASON_PODTOPO_UNCHECKED;
 		return KB_FIT_FAIL;
 	}
-	if (!has_terms(task->spec) && pt->ncarried_anti == 0)
-		return KB_FIT_OK;
-	/* The node may be a copy outside the array (tests): no domains then. */
-	uintptr_t off = (uintptr_t)node - (uintptr_t)pt->snap->nodes;
-	if ((uintptr_t)node < (uintptr_t)pt->snap->nodes ||
-	    off / sizeof(kb_node) >= pt->snap->nnodes || off % sizeof(kb_node) != 0)
+	if ((!has_terms(task->spec) && pt->ncarried_anti == 0) || !in_snapshot(pt, node))
 		return KB_FIT_OK;
 	const pt_prep *p = prepare(pt, task);
 	if (!p) { /* out of memory: the index cannot say, so the pod waits */
@@ -1049,11 +1055,7 @@ static const pt_prep *score_prep(const kb_session *ssn, const kb_task *task,
 				 const kb_node *node)
 {
 	kb_podtopo *pt = ssn->podtopo;
-	if (!pt || !ensure_built(pt))
-		return NULL;
-	uintptr_t off = (uintptr_t)node - (uintptr_t)pt->snap->nodes;
-	if ((uintptr_t)node < (uintptr_t)pt->snap->nodes ||
-	    off / sizeof(kb_node) >= pt->snap->nnodes || off % sizeof(kb_node) != 0)
+	if (!pt || !ensure_built(pt) || !in_snapshot(pt, node))
 		return NULL;
 	return prepare(pt, task);
 }
