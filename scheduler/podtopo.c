@@ -841,14 +841,18 @@ static void range(const kb_podtopo *pt, const pt_entity *e, int64_t mult, double
 	*hi += (double)mx;
 }
 
-static void prepare_spread(kb_podtopo *pt, const kb_task *task, pt_prep *p)
+/* The counts, minimum and weights of task's spread constraints into p.
+ * False when they cannot be worked out (out of memory, or a constraint the
+ * build did not register): the constraints are then not checked, which the
+ * filter must not take as met. */
+static bool prepare_spread(kb_podtopo *pt, const kb_task *task, pt_prep *p)
 {
 	const kb_pod_spec *spec = task->spec;
 	p->cls = spread_class(pt, spec);
 	p->s_lo = p->s_hi = 0;
 	p->has_sscore = false;
 	if (!p->cls || !grow(pt, (void **)&p->sp, &p->sp_cap, spec->nspread, sizeof(*p->sp)))
-		return;
+		return false;
 	for (uint32_t i = 0; i < spec->nspread; i++) {
 		const kb_spread_constraint *sc = &spec->spread[i];
 		pt_spread_prep *sp = &p->sp[i];
@@ -856,7 +860,7 @@ static void prepare_spread(kb_podtopo *pt, const kb_task *task, pt_prep *p)
 		int32_t e = entity_id(pt, PT_SPREAD, &c, 1, sc->topology_key, false);
 		if (e < 0) {
 			p->cls = NULL;
-			return;
+			return false;
 		}
 		pt_entity *en = &pt->ents[e];
 		const pt_key *k = &pt->keys[en->key];
@@ -888,6 +892,7 @@ static void prepare_spread(kb_podtopo *pt, const kb_task *task, pt_prep *p)
 			p->s_hi += (double)sp->max * sp->weight + (sc->max_skew - 1);
 		}
 	}
+	return true;
 }
 
 static const pt_prep *prepare(kb_podtopo *pt, const kb_task *task)
@@ -954,9 +959,7 @@ static const pt_prep *prepare(kb_podtopo *pt, const kb_task *task)
 	for (uint32_t i = 0; i < p->nscore; i++)
 		range(pt, &pt->ents[p->cscore[i]], 1, &p->lo, &p->hi);
 	p->cls = NULL;
-	if (spec && spec->nspread)
-		prepare_spread(pt, task, p);
-	if (pt->nomem)
+	if ((spec && spec->nspread && !prepare_spread(pt, task, p)) || pt->nomem)
 		return NULL;
 	p->task = ti;
 	p->version = pt->version;
