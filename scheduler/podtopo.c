@@ -756,28 +756,31 @@ static const pt_class *spread_class(kb_podtopo *pt, const kb_pod_spec *spec)
 	}
 	cls->spec = NULL;
 	cls->c = pt_calloc(pt, spec->nspread, sizeof(*cls->c));
-	if (!cls->c)
+	/* The constraints' keys, looked up once (not per node). */
+	const pt_key **keys = pt_calloc(pt, spec->nspread, sizeof(*keys));
+	if (!cls->c || !keys)
 		return NULL;
 	for (uint32_t i = 0; i < spec->nspread; i++) {
-		const kb_spread_constraint *sc = &spec->spread[i];
-		int32_t k = key_id(pt, sc->topology_key, false);
+		int32_t k = key_id(pt, spec->spread[i].topology_key, false);
 		if (k < 0)
 			return NULL;
+		keys[i] = &pt->keys[k];
+	}
+	for (uint32_t i = 0; i < spec->nspread; i++) {
+		const kb_spread_constraint *sc = &spec->spread[i];
 		pt_celig *ce = &cls->c[i];
-		ce->elig_dom = pt_calloc(pt, pt->keys[k].ndoms, 1);
+		ce->elig_dom = pt_calloc(pt, keys[i]->ndoms, 1);
 		if (!ce->elig_dom)
 			return NULL;
 		uint32_t excl_cap = 0;
 		for (uint32_t n = 0; n < s->nnodes; n++) {
-			int32_t dom = pt->keys[k].dom[n];
+			int32_t dom = keys[i]->dom[n];
 			if (dom < 0)
 				continue;
 			bool ok = true;
-			for (uint32_t j = 0; ok && j < spec->nspread; j++) {
-				int32_t kj = key_id(pt, spec->spread[j].topology_key, false);
+			for (uint32_t j = 0; ok && j < spec->nspread; j++)
 				if (spec->spread[j].schedule_anyway == sc->schedule_anyway)
-					ok = kj >= 0 && pt->keys[kj].dom[n] >= 0;
-			}
+					ok = keys[j]->dom[n] >= 0;
 			ok = ok && (!sc->honor_affinity || kb_match_node_selector(spec, &s->nodes[n]));
 			ok = ok && (!sc->honor_taints || kb_tolerates_taints(spec, &s->nodes[n], NULL));
 			if (ok) {
