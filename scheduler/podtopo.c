@@ -481,7 +481,8 @@ static bool entity_match(const kb_podtopo *pt, const pt_entity *e, const kb_task
 	return true;
 }
 
-/* The bucket text of requirement q (an In with one value), in buf. */
+/* The bucket text of label key=value ("key\x1fvalue") in buf; false when
+ * it does not fit. */
 static bool bucket_text(char *buf, size_t size, const char *key, const char *value)
 {
 	int n = snprintf(buf, size, "%s\x1f%s", key, value);
