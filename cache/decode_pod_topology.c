@@ -175,8 +175,8 @@ static int dec_label_selector(dec_ctx *d, const kb_yaml_node *n, const char *pat
 	dec_path(lpath, "%s.matchLabels", path);
 	dec_path(epath, "%s.matchExpressions", path);
 	kb_labels ml = {0};
-	const kb_yaml_node *exprs;
-	if ((r = dec_labels(d, kb_yaml_get(m, "matchLabels"), lpath, &ml)) < 0 ||
+	const kb_yaml_node *mln = kb_yaml_get(m, "matchLabels"), *exprs;
+	if ((r = dec_labels(d, mln, lpath, &ml)) < 0 ||
 	    (r = dec_seq(d, kb_yaml_get(m, "matchExpressions"), epath, &exprs)) < 0)
 		return r;
 	size_t ne = exprs ? exprs->n : 0, total = ml.n + ne + extra;
@@ -186,13 +186,15 @@ static int dec_label_selector(dec_ctx *d, const kb_yaml_node *n, const char *pat
 	if (!reqs)
 		return dec_nomem(d);
 	for (uint32_t i = 0; i < ml.n; i++) {
-		char sub[DEC_PATH_LEN];
-		dec_path(sub, "%s.%s", lpath, ml.v[i].key);
-		const kb_yaml_node *at = kb_yaml_get(kb_yaml_get(m, "matchLabels"), ml.v[i].key);
-		if (!valid_label_key(ml.v[i].key))
-			return bad_key(d, at, sub, ml.v[i].key);
-		if (!valid_label_value(ml.v[i].value))
-			return bad_value(d, at, sub, ml.v[i].value);
+		bool key_ok = valid_label_key(ml.v[i].key);
+		if (!key_ok || !valid_label_value(ml.v[i].value)) {
+			/* The path and the position only for the message. */
+			char sub[DEC_PATH_LEN];
+			dec_path(sub, "%s.%s", lpath, ml.v[i].key);
+			const kb_yaml_node *at = kb_yaml_get(mln, ml.v[i].key);
+			return key_ok ? bad_value(d, at, sub, ml.v[i].value)
+				      : bad_key(d, at, sub, ml.v[i].key);
+		}
 		const char **v = kb_arena_alloc(d->a, sizeof(*v));
 		if (!v)
 			return dec_nomem(d);

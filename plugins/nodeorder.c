@@ -44,7 +44,8 @@
  *       podaffinity.weight 1 (kube-batch's) and podtopologyspread.weight 2
  *       (volcano's).
  *
- * Cost per call: O(preferred terms * their requirements), O(1) otherwise.
+ * Cost per call: O(preferred terms * their requirements), O(1) otherwise,
+ * plus the pod topology index's O(terms) (after its per-task preparation).
  */
 #include <errno.h>
 #include <math.h>

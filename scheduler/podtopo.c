@@ -30,6 +30,7 @@
 
 #include "api/labels.h"
 #include "api/pod_spec.h"
+#include "base/strmap.h"
 
 enum { PT_MATCH, PT_SPREAD, PT_ANTI, PT_SCORE };
 
@@ -62,7 +63,10 @@ typedef struct pt_key {
 	bool per_node; /* no domain holds two nodes */
 } pt_key;
 
-/* A string -> int32 map in the session arena (open addressing). */
+/* A string -> int32 map in the session arena (open addressing, hashed
+ * with base/strmap.h's kb_hash_str). Not kb_strmap: that one lives on the
+ * heap and would need freeing at session close; this one goes with the
+ * arena. */
 typedef struct pt_map {
 	const char **keys;
 	int32_t *vals;
@@ -188,19 +192,11 @@ static bool grow(kb_podtopo *pt, void **buf, uint32_t *cap, uint32_t need, size_
 
 /* ---- string map ---------------------------------------------------------------------- */
 
-static uint64_t hash_str(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h;
-}
-
 static int32_t map_get(const pt_map *m, const char *key)
 {
 	if (!m->cap)
 		return -1;
-	for (uint32_t i = (uint32_t)hash_str(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+	for (uint32_t i = (uint32_t)kb_hash_str(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
 		if (!m->keys[i])
 			return -1;
 		if (strcmp(m->keys[i], key) == 0)
@@ -211,7 +207,7 @@ static int32_t map_get(const pt_map *m, const char *key)
 /* Puts key at its slot of m, which has room. */
 static void map_insert(pt_map *m, const char *key, int32_t val)
 {
-	uint32_t i = (uint32_t)hash_str(key) & (m->cap - 1);
+	uint32_t i = (uint32_t)kb_hash_str(key) & (m->cap - 1);
 	while (m->keys[i] && strcmp(m->keys[i], key) != 0)
 		i = (i + 1) & (m->cap - 1);
 	if (!m->keys[i])
@@ -370,16 +366,18 @@ static const pt_clause *affinity_clauses(kb_podtopo *pt, const kb_pod_spec *spec
 	return pt->aff_scratch;
 }
 
-static bool has_terms(const kb_pod_spec *s)
-{
-	return s && (s->naffinity || s->nanti_affinity || s->npref_affinity ||
-		     s->npref_anti_affinity || s->nspread);
-}
-
+/* Whether s has pod affinity or anti-affinity terms (what a placed pod
+ * carries for the pods that come near it). */
 static bool carries_terms(const kb_pod_spec *s)
 {
 	return s && (s->naffinity || s->nanti_affinity || s->npref_affinity ||
 		     s->npref_anti_affinity);
+}
+
+/* Whether s asks anything of the index: those terms or spread constraints. */
+static bool has_terms(const kb_pod_spec *s)
+{
+	return carries_terms(s) || (s && s->nspread);
 }
 
 /* Registers what an incoming task asks (create) or finds its entities. */
@@ -483,7 +481,8 @@ static bool entity_match(const kb_podtopo *pt, const pt_entity *e, const kb_task
 	return true;
 }
 
-/* The bucket text of requirement q (an In with one value), in buf. */
+/* The bucket text of label key=value ("key\x1fvalue") in buf; false when
+ * it does not fit. */
 static bool bucket_text(char *buf, size_t size, const char *key, const char *value)
 {
 	int n = snprintf(buf, size, "%s\x1f%s", key, value);
@@ -758,28 +757,31 @@ static const pt_class *spread_class(kb_podtopo *pt, const kb_pod_spec *spec)
 	}
 	cls->spec = NULL;
 	cls->c = pt_calloc(pt, spec->nspread, sizeof(*cls->c));
-	if (!cls->c)
+	/* The constraints' keys, looked up once (not per node). */
+	const pt_key **keys = pt_calloc(pt, spec->nspread, sizeof(*keys));
+	if (!cls->c || !keys)
 		return NULL;
 	for (uint32_t i = 0; i < spec->nspread; i++) {
-		const kb_spread_constraint *sc = &spec->spread[i];
-		int32_t k = key_id(pt, sc->topology_key, false);
+		int32_t k = key_id(pt, spec->spread[i].topology_key, false);
 		if (k < 0)
 			return NULL;
+		keys[i] = &pt->keys[k];
+	}
+	for (uint32_t i = 0; i < spec->nspread; i++) {
+		const kb_spread_constraint *sc = &spec->spread[i];
 		pt_celig *ce = &cls->c[i];
-		ce->elig_dom = pt_calloc(pt, pt->keys[k].ndoms, 1);
+		ce->elig_dom = pt_calloc(pt, keys[i]->ndoms, 1);
 		if (!ce->elig_dom)
 			return NULL;
 		uint32_t excl_cap = 0;
 		for (uint32_t n = 0; n < s->nnodes; n++) {
-			int32_t dom = pt->keys[k].dom[n];
+			int32_t dom = keys[i]->dom[n];
 			if (dom < 0)
 				continue;
 			bool ok = true;
-			for (uint32_t j = 0; ok && j < spec->nspread; j++) {
-				int32_t kj = key_id(pt, spec->spread[j].topology_key, false);
+			for (uint32_t j = 0; ok && j < spec->nspread; j++)
 				if (spec->spread[j].schedule_anyway == sc->schedule_anyway)
-					ok = kj >= 0 && pt->keys[kj].dom[n] >= 0;
-			}
+					ok = keys[j]->dom[n] >= 0;
 			ok = ok && (!sc->honor_affinity || kb_match_node_selector(spec, &s->nodes[n]));
 			ok = ok && (!sc->honor_taints || kb_tolerates_taints(spec, &s->nodes[n], NULL));
 			if (ok) {
@@ -843,14 +845,18 @@ static void range(const kb_podtopo *pt, const pt_entity *e, int64_t mult, double
 	*hi += (double)mx;
 }
 
-static void prepare_spread(kb_podtopo *pt, const kb_task *task, pt_prep *p)
+/* The counts, minimum and weights of task's spread constraints into p.
+ * False when they cannot be worked out (out of memory, or a constraint the
+ * build did not register): the constraints are then not checked, which the
+ * filter must not take as met. */
+static bool prepare_spread(kb_podtopo *pt, const kb_task *task, pt_prep *p)
 {
 	const kb_pod_spec *spec = task->spec;
 	p->cls = spread_class(pt, spec);
 	p->s_lo = p->s_hi = 0;
 	p->has_sscore = false;
 	if (!p->cls || !grow(pt, (void **)&p->sp, &p->sp_cap, spec->nspread, sizeof(*p->sp)))
-		return;
+		return false;
 	for (uint32_t i = 0; i < spec->nspread; i++) {
 		const kb_spread_constraint *sc = &spec->spread[i];
 		pt_spread_prep *sp = &p->sp[i];
@@ -858,7 +864,7 @@ static void prepare_spread(kb_podtopo *pt, const kb_task *task, pt_prep *p)
 		int32_t e = entity_id(pt, PT_SPREAD, &c, 1, sc->topology_key, false);
 		if (e < 0) {
 			p->cls = NULL;
-			return;
+			return false;
 		}
 		pt_entity *en = &pt->ents[e];
 		const pt_key *k = &pt->keys[en->key];
@@ -890,6 +896,7 @@ static void prepare_spread(kb_podtopo *pt, const kb_task *task, pt_prep *p)
 			p->s_hi += (double)sp->max * sp->weight + (sc->max_skew - 1);
 		}
 	}
+	return true;
 }
 
 static const pt_prep *prepare(kb_podtopo *pt, const kb_task *task)
@@ -956,9 +963,7 @@ static const pt_prep *prepare(kb_podtopo *pt, const kb_task *task)
 	for (uint32_t i = 0; i < p->nscore; i++)
 		range(pt, &pt->ents[p->cscore[i]], 1, &p->lo, &p->hi);
 	p->cls = NULL;
-	if (spec && spec->nspread)
-		prepare_spread(pt, task, p);
-	if (pt->nomem)
+	if ((spec && spec->nspread && !prepare_spread(pt, task, p)) || pt->nomem)
 		return NULL;
 	p->task = ti;
 	p->version = pt->version;
@@ -966,6 +971,15 @@ static const pt_prep *prepare(kb_podtopo *pt, const kb_task *task)
 }
 
 /* ---- queries ----------------------------------------------------------------------- */
+
+/* Whether node is one of the snapshot's (a copy outside the array, as
+ * tests make, has no domains: the index has nothing to say about it). */
+static bool in_snapshot(const kb_podtopo *pt, const kb_node *node)
+{
+	uintptr_t off = (uintptr_t)node - (uintptr_t)pt->snap->nodes;
+	return (uintptr_t)node >= (uintptr_t)pt->snap->nodes &&
+	       off / sizeof(kb_node) < pt->snap->nnodes && off % sizeof(kb_node) == 0;
+}
 
 static int32_t dom_of(const kb_podtopo *pt, uint32_t e, const kb_node *node)
 {
@@ -985,12 +999,7 @@ int kb_podtopo_filter(const kb_session *ssn, const kb_task *task, const kb_node 
 		*ret_reason = KB_REASON_PODTOPO_UNCHECKED;
 		return KB_FIT_FAIL;
 	}
-	if (!has_terms(task->spec) && pt->ncarried_anti == 0)
-		return KB_FIT_OK;
-	/* The node may be a copy outside the array (tests): no domains then. */
-	uintptr_t off = (uintptr_t)node - (uintptr_t)pt->snap->nodes;
-	if ((uintptr_t)node < (uintptr_t)pt->snap->nodes ||
-	    off / sizeof(kb_node) >= pt->snap->nnodes || off % sizeof(kb_node) != 0)
+	if ((!has_terms(task->spec) && pt->ncarried_anti == 0) || !in_snapshot(pt, node))
 		return KB_FIT_OK;
 	const pt_prep *p = prepare(pt, task);
 	if (!p) { /* out of memory: the index cannot say, so the pod waits */
@@ -1053,11 +1062,7 @@ static const pt_prep *score_prep(const kb_session *ssn, const kb_task *task,
 				 const kb_node *node)
 {
 	kb_podtopo *pt = ssn->podtopo;
-	if (!pt || !ensure_built(pt))
-		return NULL;
-	uintptr_t off = (uintptr_t)node - (uintptr_t)pt->snap->nodes;
-	if ((uintptr_t)node < (uintptr_t)pt->snap->nodes ||
-	    off / sizeof(kb_node) >= pt->snap->nnodes || off % sizeof(kb_node) != 0)
+	if (!pt || !ensure_built(pt) || !in_snapshot(pt, node))
 		return NULL;
 	return prepare(pt, task);
 }

@@ -8,13 +8,12 @@
  * nodes its throughput with pod affinity falls to a few dozen pods a
  * second. Here they are worked out once per session and then kept current:
  *
- * *  - When a task first asks, the selectors that matter are collected from
- *    the tasks: each
- *    pending task's own terms (what it asks of the pods around it) and
- *    every task's terms as a pod already placed (what it asks of pods that
- *    come near it: kube-scheduler's symmetry). Equal selectors are one
- *    entry (interned by their text), whatever the number of pods that
- *    carry them.
+ *  - When a task first asks, the selectors that matter are collected from
+ *    the tasks: each pending task's own terms (what it asks of the pods
+ *    around it) and every task's terms as a pod already placed (what it
+ *    asks of pods that come near it: kube-scheduler's symmetry). Equal
+ *    selectors are one entry (interned by their text), whatever the number
+ *    of pods that carry them.
  *  - Each topology key named gets a map node -> domain (the node's value of
  *    the label), and each entry a count per domain: pods placed there that
  *    match it (or, for a term carried by placed pods, the count or the

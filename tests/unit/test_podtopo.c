@@ -220,10 +220,15 @@ static void alike_compares_the_labels_selectors_read(void **state)
 static void nothing_asked_leaves_the_index_inactive(void **state)
 {
 	fx *f = fx_new();
-	fx_loadf(f, TNODE("n1", "{}") TPOD("a", "{x: y}", "") TPOD("b", "{x: z}", ""));
+	fx_loadf(f, TNODE("n1", "{}") TPOD("a", "{x: y}", "") TPOD("b", "{x: z}", "")
+			 "---\napiVersion: v1\nkind: Pod\nmetadata: {name: c, namespace: other}\n"
+			 "spec: {schedulerName: kube-batchd, containers: [{name: c}]}\n");
 	fx_open(f, NULL);
 	assert_null(filter(f, "default/a", "n1"));
 	assert_true(kb_podtopo_alike(&f->ssn, fx_task(f, "default/a"), fx_task(f, "default/b")));
+	/* Only an inactive index has no use for the namespace (an active one
+	 * tells pods of two namespaces apart). */
+	assert_true(kb_podtopo_alike(&f->ssn, fx_task(f, "default/a"), fx_task(f, "other/c")));
 	assert_true(kb_podtopo_spread_score(&f->ssn, fx_task(f, "default/a"), node(f, "n1")) == 0);
 	fx_free(f);
 }
