@@ -117,6 +117,29 @@ typedef struct gpu_state {
 
 
 /* The task's GPU request in gpu_frag's terms, worked out from the pod. */
+/* The models task t accepts as a mask of st->models ids: 0 for any. When
+ * the cluster and the pods name more than KB_GPU_MODEL_MAX models in all,
+ * every bit: each model then passes (the model is not checked). */
+static uint64_t task_models(gpu_state *st, const kb_task *t)
+{
+	uint64_t models = 0;
+	if (t->spec && t->spec->gpu_models &&
+	    kb_gpu_models_parse_spec(&st->models, t->spec->gpu_models, strlen(t->spec->gpu_models),
+				     &models) < 0)
+		models = ~0ull; /* too many model names to tell apart */
+	return models;
+}
+
+/* Node n's model id in st->models: its product label's, else "unknown"'s;
+ * -1 when even that has no room. */
+static int node_model(gpu_state *st, const kb_node *n)
+{
+	int model = -1;
+	if (!n->gpu_model || kb_gpu_models_intern(&st->models, n->gpu_model, strlen(n->gpu_model), &model) < 0)
+		kb_gpu_models_intern(&st->models, "unknown", 7, &model);
+	return model;
+}
+
 static enum gpu_ask ask_of(gpu_state *st, const kb_task *t, struct kb_gpu_task *ret)
 {
 	if (st->gpu_res < 0 || t->req.q[st->gpu_res] <= 0)
@@ -130,11 +153,7 @@ static enum gpu_ask ask_of(gpu_state *st, const kb_task *t, struct kb_gpu_task *
 		num = (int)((milli + KB_GPU_MILLI - 1) / KB_GPU_MILLI);
 		share = KB_GPU_MILLI;
 	}
-	uint64_t models = 0;
-	if (t->spec && t->spec->gpu_models &&
-	    kb_gpu_models_parse_spec(&st->models, t->spec->gpu_models, strlen(t->spec->gpu_models),
-				     &models) < 0)
-		models = ~0ull; /* too many model names: accept none we know */
+	uint64_t models = task_models(st, t);
 	int64_t mem = t->req.q[KB_RES_MEMORY] / MILLI_PER_MIB;
 	if (num > KB_GPU_NODE_MAX_GPUS || kb_gpu_task_init(ret, t->req.q[KB_RES_CPU], mem, num, share, models) < 0)
 		return ASK_TOO_MANY; /* more devices than any node's model holds */
@@ -178,11 +197,7 @@ static bool replicated(const kb_node *n)
 
 static void node_view(gpu_state *st, const kb_node *n, struct kb_gpu_node *gn)
 {
-	int model = -1;
-	if (n->ngpus > 0) {
-		if (!n->gpu_model || kb_gpu_models_intern(&st->models, n->gpu_model, strlen(n->gpu_model), &model) < 0)
-			kb_gpu_models_intern(&st->models, "unknown", 7, &model);
-	}
+	int model = n->ngpus > 0 ? node_model(st, n) : -1;
 	int count = n->ngpus < KB_GPU_NODE_MAX_GPUS ? n->ngpus : KB_GPU_NODE_MAX_GPUS;
 	if (replicated(n))
 		count = 0; /* the device plugin's books, not ours */
@@ -377,15 +392,9 @@ static int replica_predicate(gpu_state *st, const kb_task *t, const kb_node *n, 
 		*ret = "node(s) share GPUs through MPS, which gives a pod at most one nvidia.com/gpu";
 		return KB_FIT_FAIL;
 	}
-	uint64_t models = 0;
-	if (t->spec && t->spec->gpu_models &&
-	    kb_gpu_models_parse_spec(&st->models, t->spec->gpu_models, strlen(t->spec->gpu_models),
-				     &models) < 0)
-		models = ~0ull;
-	int model = -1;
-	const char *name = n->gpu_model ? n->gpu_model : "unknown";
-	if (models && (kb_gpu_models_intern(&st->models, name, strlen(name), &model) < 0 ||
-		       !(models & (1ull << model)))) {
+	uint64_t models = task_models(st, t);
+	int model = models ? node_model(st, n) : -1;
+	if (models && (model < 0 || !(models & (1ull << model)))) {
 		*ret = "node(s) had a GPU model the pod does not accept";
 		return KB_FIT_FAIL;
 	}
