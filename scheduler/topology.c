@@ -849,3 +849,47 @@ void kb_topo_node_changed(kb_session *ssn, int32_t ni)
 {
 	node_delta(ssn, ni, true);
 }
+
+/* Whether domain d of level lv of tree t has the aggregates its nodes give
+ * (see kb_topo_check). */
+static bool domain_exact(const kb_snapshot *s, const kb_topo_tree *t, const topo_level *lv,
+			 uint32_t d, char *why, size_t size)
+{
+	kb_res sum = {0}, f;
+	uint32_t n = 0;
+	for (uint32_t k = lv->first[d]; k < lv->first[d + 1]; k++) {
+		const kb_node *nd = &s->nodes[lv->nodes[k]];
+		if (!schedulable(nd))
+			continue;
+		future_idle(nd, &f);
+		kb_res_add(&sum, &f);
+		n++;
+	}
+	int r = kb_res_first_short(&sum, &lv->free[d]);
+	if (r < 0)
+		r = kb_res_first_short(&lv->free[d], &sum);
+	if (n == lv->nsched[d] && r < 0)
+		return true;
+	if (why && n != lv->nsched[d])
+		(void)snprintf(why, size,
+			       "levels \"%s\": %s \"%s\" counts %u schedulable nodes, its nodes are %u",
+			       t->levels, lv->key, lv->value[d], lv->nsched[d], n);
+	else if (why)
+		(void)snprintf(why, size,
+			       "levels \"%s\": %s \"%s\" has %lld of resource %d free, its nodes %lld",
+			       t->levels, lv->key, lv->value[d], (long long)lv->free[d].q[r], r,
+			       (long long)sum.q[r]);
+	return false;
+}
+
+bool kb_topo_check(const kb_session *ssn, char *why, size_t size)
+{
+	if (!ssn->topo)
+		return true;
+	for (const kb_topo_tree *t = ssn->topo->trees; t; t = t->next)
+		for (uint32_t l = 0; l < t->nlevels; l++)
+			for (uint32_t d = 0; d < t->lv[l].ndomains; d++)
+				if (!domain_exact(ssn->snap, t, &t->lv[l], d, why, size))
+					return false;
+	return true;
+}
