@@ -263,10 +263,12 @@ static void free_aggregates_stay_exact(void **state)
 
 static void placed_members_keep_their_domain(void **state)
 {
-	/* minMember 1 with one member running in r1: the next goes to r1 too,
-	 * though r2 is emptier. */
+	/* minMember 1 with one member running in r2: the next goes to r2 too,
+	 * though r1 is emptier and would come first (with the gang's minimum
+	 * reached, every rack holds what it still needs; ties go in domain
+	 * order). */
 	fx *f = fx_session(ALLOCATE_ONLY,
-			   T_NODE("a", "4", RACK ": r1") T_NODE("c", "16", RACK ": r2")
+			   T_NODE("a", "4", RACK ": r2") T_NODE("c", "16", RACK ": r1")
 				   T_PG("g", "1", "kube-batchd.io/topology-required: " RACK)
 					   T_RUNNING("g-0", "g", "2", "a") T_POD("g-1", "g", "2", ""));
 	assert_int_equal(f->nbound, 1);
