@@ -12,6 +12,7 @@
 
 #define HOSTNAME_KEY "kubernetes.io/hostname"
 #define MAX_HARD_CANDIDATES 8 /* domains tried for a required level */
+#define FEW_HARD_CANDIDATES 4 /* ... when evicting, or with a preferred level too */
 #define MAX_COUNTED 16        /* domains counted node by node per ranking */
 
 /* One level of an index: its domains, their nodes and free aggregates. */
@@ -518,10 +519,10 @@ static int32_t placed_node(const kb_snapshot *s, const kb_job *j)
 
 /* Up to max domains of level l inside (pl, pd) that may hold the job,
  * into out, best first: tight (best fit) or roomy first; with evictable
- * (per domain of l) added to what is free, and then no node count. */
-static uint32_t rank(kb_session *ssn, const kb_topo_tree *t, int32_t l, int32_t pl, uint32_t pd,
-		     const job_need *jn, const kb_res *evictable, bool tight, uint32_t *out,
-		     uint32_t max)
+ * (per domain of l) added to what is free, and then no node count. Their
+ * count, or -ENOMEM. */
+static int rank(kb_session *ssn, const kb_topo_tree *t, int32_t l, int32_t pl, uint32_t pd,
+		const job_need *jn, const kb_res *evictable, bool tight, uint32_t *out, uint32_t max)
 {
 	const topo_level *lv = &t->lv[l];
 	uint32_t lo, hi;
@@ -530,7 +531,7 @@ static uint32_t rank(kb_session *ssn, const kb_topo_tree *t, int32_t l, int32_t 
 		return 0;
 	ranked *v = kb_arena_alloc(&ssn->arena, (hi - lo) * sizeof(ranked));
 	if (!v)
-		return 0;
+		return -ENOMEM;
 	uint32_t n = 0;
 	for (uint32_t d = lo; d < hi; d++) {
 		if (lv->nsched[d] == 0)
@@ -552,7 +553,7 @@ static uint32_t rank(kb_session *ssn, const kb_topo_tree *t, int32_t l, int32_t 
 		}
 		out[m++] = v[i].d;
 	}
-	return m;
+	return (int)m;
 }
 
 /* Domains of level ol inside (hl, hd), roomiest first: the order to fill. */
@@ -584,14 +585,15 @@ static int fill_order(kb_session *ssn, const kb_topo_tree *t, int32_t ol, int32_
 	return 0;
 }
 
-/* "b1/r2": the values of domain d of level l and of the domains above it. */
+/* "b1/r2": the values of domain d of level l and of the domains above it,
+ * from the session arena; NULL on -ENOMEM. */
 static const char *domain_name(kb_session *ssn, const kb_topo_tree *t, int32_t l, uint32_t d)
 {
 	const char *name = t->lv[l].value[d];
-	for (int32_t q = l; q > 0;) {
+	for (int32_t q = l; q > 0 && name;) {
 		d = (uint32_t)t->lv[q].parent[d];
 		q--;
-		name = kb_arena_printf(&ssn->arena, "%s/%s", t->lv[q].value[d], name ? name : "");
+		name = kb_arena_printf(&ssn->arena, "%s/%s", t->lv[q].value[d], name);
 	}
 	return name;
 }
@@ -610,8 +612,10 @@ static int add_attempt(kb_session *ssn, kb_topo_attempts *at, const kb_topo_tree
 	if (ol >= 0 && ol != hl && fill_order(ssn, t, ol, hl, hd, jn, sc) < 0)
 		return -ENOMEM;
 	if (hl >= 0) {
-		sc->outside = kb_arena_printf(&ssn->arena, "node(s) outside the gang's %s \"%s\"",
-					      t->lv[hl].key, domain_name(ssn, t, hl, hd));
+		const char *name = domain_name(ssn, t, hl, hd);
+		sc->outside = name ? kb_arena_printf(&ssn->arena, "node(s) outside the gang's %s \"%s\"",
+						     t->lv[hl].key, name)
+				   : NULL;
 		if (!sc->outside)
 			return -ENOMEM;
 	}
@@ -663,7 +667,7 @@ int kb_topo_attempts_for(kb_session *ssn, const kb_job *j, const kb_res *evictab
 	const kb_topo_tree *t = p->tree;
 	int32_t at_node = placed_node(ssn->snap, j);
 	uint32_t hard[MAX_HARD_CANDIDATES];
-	uint32_t nh = 1;
+	int nh = 1;
 	if (p->req >= 0) {
 		int32_t forced = domain_of(t, p->req, at_node);
 		if (forced >= 0) {
@@ -672,13 +676,15 @@ int kb_topo_attempts_for(kb_session *ssn, const kb_job *j, const kb_res *evictab
 			kb_res *ev = evictable_by_domain(ssn, t, p->req, evictable);
 			if (!ev)
 				return -ENOMEM;
-			nh = rank(ssn, t, p->req, -1, 0, &jn, ev, false, hard, 4);
+			nh = rank(ssn, t, p->req, -1, 0, &jn, ev, false, hard, FEW_HARD_CANDIDATES);
 		} else {
 			nh = rank(ssn, t, p->req, -1, 0, &jn, NULL, true, hard,
-				  p->pref >= 0 ? 4 : MAX_HARD_CANDIDATES);
+				  p->pref >= 0 ? FEW_HARD_CANDIDATES : MAX_HARD_CANDIDATES);
 		}
+		if (nh < 0)
+			return nh;
 	}
-	for (uint32_t h = 0; h < nh; h++) {
+	for (int h = 0; h < nh; h++) {
 		int32_t hl = p->req;
 		uint32_t hd = p->req >= 0 ? hard[h] : 0;
 		if (p->pref < 0 || evictable) {
@@ -694,8 +700,11 @@ int kb_topo_attempts_for(kb_session *ssn, const kb_job *j, const kb_res *evictab
 			int32_t forced = domain_of(t, l, at_node);
 			if (forced >= 0)
 				one = (uint32_t)forced;
-			else if (rank(ssn, t, l, hl, hd, &jn, NULL, true, &one, 1) == 0)
+			else if ((r = rank(ssn, t, l, hl, hd, &jn, NULL, true, &one, 1)) <= 0) {
+				if (r < 0)
+					return r;
 				continue;
+			}
 			if ((r = add_attempt(ssn, ret, t, l, one, p->pref, &jn)) < 0)
 				return r;
 			if (forced >= 0)
@@ -789,6 +798,8 @@ const char *kb_topo_reason(kb_session *ssn, const kb_job *j, const char *fail)
 		return kb_arena_printf(&ssn->arena, "%sno ready, uncordoned node has the label%s",
 				       head, p->req ? "s of its levels" : "");
 	const char *name = domain_name(ssn, t, p->req, (uint32_t)best);
+	if (!name)
+		return NULL;
 	char scope_txt[256];
 	if (forced >= 0)
 		(void)snprintf(scope_txt, sizeof(scope_txt),
@@ -848,4 +859,48 @@ void kb_topo_node_changing(kb_session *ssn, int32_t ni)
 void kb_topo_node_changed(kb_session *ssn, int32_t ni)
 {
 	node_delta(ssn, ni, true);
+}
+
+/* Whether domain d of level lv of tree t has the aggregates its nodes give
+ * (see kb_topo_check). */
+static bool domain_exact(const kb_snapshot *s, const kb_topo_tree *t, const topo_level *lv,
+			 uint32_t d, char *why, size_t size)
+{
+	kb_res sum = {0}, f;
+	uint32_t n = 0;
+	for (uint32_t k = lv->first[d]; k < lv->first[d + 1]; k++) {
+		const kb_node *nd = &s->nodes[lv->nodes[k]];
+		if (!schedulable(nd))
+			continue;
+		future_idle(nd, &f);
+		kb_res_add(&sum, &f);
+		n++;
+	}
+	int r = kb_res_first_short(&sum, &lv->free[d]);
+	if (r < 0)
+		r = kb_res_first_short(&lv->free[d], &sum);
+	if (n == lv->nsched[d] && r < 0)
+		return true;
+	if (why && n != lv->nsched[d])
+		(void)snprintf(why, size,
+			       "levels \"%s\": %s \"%s\" counts %u schedulable nodes, its nodes are %u",
+			       t->levels, lv->key, lv->value[d], lv->nsched[d], n);
+	else if (why)
+		(void)snprintf(why, size,
+			       "levels \"%s\": %s \"%s\" has %lld of resource %d free, its nodes %lld",
+			       t->levels, lv->key, lv->value[d], (long long)lv->free[d].q[r], r,
+			       (long long)sum.q[r]);
+	return false;
+}
+
+bool kb_topo_check(const kb_session *ssn, char *why, size_t size)
+{
+	if (!ssn->topo)
+		return true;
+	for (const kb_topo_tree *t = ssn->topo->trees; t; t = t->next)
+		for (uint32_t l = 0; l < t->nlevels; l++)
+			for (uint32_t d = 0; d < t->lv[l].ndomains; d++)
+				if (!domain_exact(ssn->snap, t, &t->lv[l], d, why, size))
+					return false;
+	return true;
 }

@@ -48,6 +48,7 @@
 #define KB_SCHEDULER_TOPOLOGY_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "scheduler/framework.h"
@@ -132,6 +133,13 @@ const char *kb_topo_reason(kb_session *ssn, const kb_job *j, const char *fail);
  * levels x resources); nothing when no index was built. */
 void kb_topo_node_changing(kb_session *ssn, int32_t ni);
 void kb_topo_node_changed(kb_session *ssn, int32_t ni);
+
+/* The index's invariant, for assert() in debug and test builds: every
+ * domain's free aggregate and count of ready, uncordoned nodes equal what
+ * its nodes hold now. True when it holds (or no index was built);
+ * otherwise false and, if why != NULL, the first domain that differs in
+ * why[0..size). O(trees x levels x nodes x resources). */
+bool kb_topo_check(const kb_session *ssn, char *why, size_t size);
 
 /* ---- inline -------------------------------------------------------------------- */
 

@@ -41,6 +41,9 @@
 #include "scheduler/statement.h"
 #include "scheduler/topology.h"
 
+/* The reason of a job whose turn placed too few of its tasks, none failing. */
+#define NOT_ENOUGH_TASKS "not enough tasks to reach minMember"
+
 typedef struct alloc_ctx {
 	kb_session *ssn;
 	kb_pq *jobs_of_queue; /* one heap per queue */
@@ -298,11 +301,43 @@ static void queue_waits(kb_session *ssn, const kb_queue *q, kb_pq *jobs)
 	}
 }
 
-/* The turn of job ji, which has a topology wish: one try per scope
- * (scheduler/topology.h), each in its own statement, until one makes the
- * job ready or pipelined (committed; the scope stays the job's). A job
- * given a scope by an earlier turn of this session keeps it (its task heap
- * too). Returns 0 or -ENOMEM. */
+/* One turn of job ji (job_turn) in its own statement: committed when the
+ * job is then ready or pipelined (1; its pending reason set), else
+ * discarded (0; *ret_fail: the last placement failure, or NULL). Returns 1,
+ * 0 or -ENOMEM (discarded). */
+static int try_turn(alloc_ctx *ac, uint32_t ji, kb_pq *jobs, const char **ret_fail)
+{
+	kb_session *ssn = ac->ssn;
+	kb_job *j = &ssn->snap_rw->jobs[ji];
+	kb_job_outcome *out = kb_job_out(ssn, j);
+	kb_statement st;
+	kb_stmt_init(&st, ssn);
+	const char *fail = NULL;
+	bool pushed_back = false;
+	if (job_turn(ac, ji, &st, jobs, &fail, &pushed_back) < 0) {
+		kb_stmt_discard(&st);
+		return -ENOMEM;
+	}
+	*ret_fail = fail;
+	if (kb_job_ready(ssn, j)) {
+		kb_stmt_commit(&st);
+		if (fail && !pushed_back)
+			out->pending_reason = fail; /* ready, but some tasks still wait */
+		return 1;
+	}
+	if (kb_job_pipelined(ssn, j)) {
+		kb_stmt_commit(&st);
+		out->pending_reason = "pipelined: waiting for resources being released";
+		return 1;
+	}
+	kb_stmt_discard(&st);
+	return 0;
+}
+
+/* The turn of job ji, which has a topology wish: one try_turn per scope
+ * (scheduler/topology.h) until one commits (the scope stays the job's). A
+ * job given a scope by an earlier turn of this session keeps it (its task
+ * heap too). Returns 0 or -ENOMEM. */
 static int topo_turn(alloc_ctx *ac, uint32_t ji, kb_pq *jobs)
 {
 	kb_session *ssn = ac->ssn;
@@ -324,35 +359,17 @@ static int topo_turn(alloc_ctx *ac, uint32_t ji, kb_pq *jobs)
 			return -ENOMEM;
 		if (a > 0 && build_tasks(ac, ji) < 0)
 			return -ENOMEM;
-		kb_statement st;
-		kb_stmt_init(&st, ssn);
-		const char *f = NULL;
-		bool pushed_back = false;
-		if (job_turn(ac, ji, &st, jobs, &f, &pushed_back) < 0) {
-			kb_stmt_discard(&st);
-			return -ENOMEM;
-		}
-		if (kb_job_ready(ssn, j)) {
-			kb_stmt_commit(&st);
-			if (f && !pushed_back)
-				out->pending_reason = f; /* ready, but some tasks still wait */
-			return 0;
-		}
-		if (kb_job_pipelined(ssn, j)) {
-			kb_stmt_commit(&st);
-			out->pending_reason = "pipelined: waiting for resources being released";
-			return 0;
-		}
+		int r = try_turn(ac, ji, jobs, &fail);
+		if (r != 0)
+			return r < 0 ? r : 0;
 		if (out->fit_tasks > fit)
 			fit = out->fit_tasks;
-		kb_stmt_discard(&st);
-		fail = f;
 	}
 	if (!had_scope && kb_topo_set_scope(ssn, ji, NULL) < 0)
 		return -ENOMEM;
 	const char *why = kb_topo_reason(ssn, j, fail);
 	out->fit_tasks = fit;
-	out->pending_reason = why ? why : fail ? fail : "not enough tasks to reach minMember";
+	out->pending_reason = why ? why : fail ? fail : NOT_ENOUGH_TASKS;
 	return 0;
 }
 
@@ -376,26 +393,11 @@ static int next_job(alloc_ctx *ac, kb_pq *jobs)
 		return -ENOMEM;
 	if (kb_topo_wanted(j))
 		return topo_turn(ac, ji, jobs);
-	kb_statement st;
-	kb_stmt_init(&st, ssn);
-	const char *fail = NULL;
-	bool pushed_back = false;
-	if (job_turn(ac, ji, &st, jobs, &fail, &pushed_back) < 0) {
-		kb_stmt_discard(&st);
-		return -ENOMEM;
-	}
-	if (kb_job_ready(ssn, j)) {
-		kb_stmt_commit(&st);
-		if (fail && !pushed_back)
-			out->pending_reason = fail; /* ready, but some tasks still wait */
-	} else if (kb_job_pipelined(ssn, j)) {
-		kb_stmt_commit(&st);
-		out->pending_reason = "pipelined: waiting for resources being released";
-	} else {
-		kb_stmt_discard(&st);
-		out->pending_reason = fail ? fail : "not enough tasks to reach minMember";
-	}
-	return 0;
+	const char *fail;
+	int r = try_turn(ac, ji, jobs, &fail);
+	if (r == 0)
+		out->pending_reason = fail ? fail : NOT_ENOUGH_TASKS;
+	return r < 0 ? r : 0;
 }
 
 static int allocate_execute(kb_session *ssn, kb_err *err)

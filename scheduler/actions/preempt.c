@@ -653,7 +653,6 @@ static const kb_task *first_evictor(const evict_ctx *ec, const kb_job *j)
 	return NULL;
 }
 
-/* The action's arguments (configurations:), into ec. 0 or -EINVAL. */
 /* Parses one argument of preempt's or reclaim's configuration into ec (when
  * non-NULL). Returns 0 (unknown keys too: volcano's own are left alone) or
  * -EINVAL with err saying what the value must be. */
@@ -747,10 +746,11 @@ static int evict_plain(evict_ctx *ec, const kb_job *j, const kb_task *t)
 	return r;
 }
 
-/* A gang that needs one domain: evict_plain inside each candidate domain
- * in turn, as the job's scope, until one commits (the scope stays). What
- * the searches remembered inside one domain (no node, no victims) is
- * forgotten before the next. 0 or -ENOMEM. */
+/* A gang with a topology wish: evict_plain inside each candidate domain
+ * in turn, as the job's scope, until one commits (the scope stays); one
+ * with no required level, evict_plain alone. What the searches remembered
+ * inside one domain (no node, no victims) is forgotten before the next.
+ * 1 when committed, 0 or -ENOMEM. */
 static int evict_in_domains(evict_ctx *ec, const kb_job *j, const kb_task *t)
 {
 	kb_session *ssn = ec->ssn;
@@ -763,7 +763,7 @@ static int evict_in_domains(evict_ctx *ec, const kb_job *j, const kb_task *t)
 	if (at.error)
 		return 0;
 	if (at.unconstrained)
-		return evict_plain(ec, j, t) < 0 ? -ENOMEM : 0;
+		return evict_plain(ec, j, t);
 	bool had_scope = kb_topo_scope_of(ssn, (int32_t)ji) != NULL;
 	uint32_t nhopeless = ec->nhopeless;
 	for (uint32_t a = 0; a < at.n; a++) {
@@ -773,7 +773,7 @@ static int evict_in_domains(evict_ctx *ec, const kb_job *j, const kb_task *t)
 		ec->nhopeless = nhopeless;
 		ec->nplain_failed = 0;
 		if (r != 0)
-			return r < 0 ? r : 0;
+			return r;
 	}
 	if (!had_scope && kb_topo_set_scope(ssn, ji, NULL) < 0)
 		return -ENOMEM;
@@ -787,9 +787,7 @@ static int evict_for(evict_ctx *ec, const kb_job *j)
 	const kb_task *t = first_evictor(ec, j);
 	if (!t)
 		return 0;
-	if (kb_topo_wanted(j))
-		return evict_in_domains(ec, j, t);
-	int r = evict_plain(ec, j, t);
+	int r = kb_topo_wanted(j) ? evict_in_domains(ec, j, t) : evict_plain(ec, j, t);
 	return r < 0 ? r : 0;
 }
 
