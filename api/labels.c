@@ -181,3 +181,50 @@ bool kb_match_label_selector(const kb_label_selector *sel, const kb_labels *labe
 	}
 	return true;
 }
+
+static bool label_alnum(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+/* A label key's name part or a non-empty value: 1..63 characters,
+ * alphanumerics with '-', '_', '.' inside. */
+static bool label_name_valid(const char *s, size_t n)
+{
+	if (n == 0 || n > 63 || !label_alnum(s[0]) || !label_alnum(s[n - 1]))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!label_alnum(s[i]) && s[i] != '-' && s[i] != '_' && s[i] != '.')
+			return false;
+	return true;
+}
+
+/* A DNS-1123 subdomain (a label key's prefix). */
+static bool dns_subdomain_valid(const char *s, size_t n)
+{
+	if (n == 0 || n > 253)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		bool an = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+		if (!an && c != '-' && c != '.')
+			return false;
+		if ((i == 0 || i == n - 1) && !an)
+			return false;
+	}
+	return true;
+}
+
+bool kb_label_key_valid(const char *s, size_t n)
+{
+	const char *slash = memchr(s, '/', n);
+	if (!slash)
+		return label_name_valid(s, n);
+	size_t p = (size_t)(slash - s);
+	return dns_subdomain_valid(s, p) && label_name_valid(slash + 1, n - p - 1);
+}
+
+bool kb_label_value_valid(const char *s, size_t n)
+{
+	return n == 0 || label_name_valid(s, n);
+}

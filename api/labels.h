@@ -56,4 +56,16 @@ bool kb_tolerates_taints(const kb_pod_spec *spec, const kb_node *node,
  * labels)). */
 bool kb_match_label_selector(const kb_label_selector *sel, const kb_labels *labels);
 
+/* The well-known node label of a node's name, the narrowest topology domain. */
+#define KB_LABEL_HOSTNAME "kubernetes.io/hostname"
+
+/* Whether s[0..n) is a valid label key, [prefix/]name, as Kubernetes'
+ * ValidateLabelName: the prefix a DNS-1123 subdomain (at most 253 of
+ * [a-z0-9-.], alphanumeric at both ends), the name 1..63 of [A-Za-z0-9-_.],
+ * alphanumeric at both ends. O(n). */
+bool kb_label_key_valid(const char *s, size_t n);
+
+/* Whether s[0..n) is a valid label value: empty, or a name as above. O(n). */
+bool kb_label_value_valid(const char *s, size_t n);
+
 #endif

@@ -26,58 +26,6 @@
 
 #include "api/labels.h"
 
-/* ---- label syntax (k8s.io/apimachinery/pkg/util/validation) -------------------- */
-
-static bool alnum(char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-}
-
-/* A qualified name's name part or a label value: at most 63 characters,
- * alphanumerics with '-', '_', '.' inside; empty allowed only for values. */
-static bool valid_name_part(const char *s, size_t len, bool empty_ok)
-{
-	if (len == 0)
-		return empty_ok;
-	if (len > 63 || !alnum(s[0]) || !alnum(s[len - 1]))
-		return false;
-	for (size_t i = 0; i < len; i++)
-		if (!alnum(s[i]) && s[i] != '-' && s[i] != '_' && s[i] != '.')
-			return false;
-	return true;
-}
-
-/* A DNS subdomain (a key's prefix): at most 253 characters, lowercase
- * alphanumerics, '-' and '.', alphanumeric at both ends. */
-static bool valid_prefix(const char *s, size_t len)
-{
-	if (len == 0 || len > 253)
-		return false;
-	for (size_t i = 0; i < len; i++) {
-		char c = s[i];
-		bool an = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-		if (!an && c != '-' && c != '.')
-			return false;
-		if ((i == 0 || i == len - 1) && !an)
-			return false;
-	}
-	return true;
-}
-
-static bool valid_label_key(const char *k)
-{
-	const char *slash = strchr(k, '/');
-	if (!slash)
-		return valid_name_part(k, strlen(k), false);
-	return valid_prefix(k, (size_t)(slash - k)) &&
-	       valid_name_part(slash + 1, strlen(slash + 1), false);
-}
-
-static bool valid_label_value(const char *v)
-{
-	return valid_name_part(v, strlen(v), true);
-}
-
 /* ---- label selectors -------------------------------------------------------------- */
 
 static int bad_key(dec_ctx *d, const kb_yaml_node *at, const char *path, const char *key)
@@ -107,7 +55,7 @@ static int dec_label_req(dec_ctx *d, const kb_yaml_node *e, const char *path, si
 		return r;
 	if (!q->key || !*q->key)
 		return dec_fail(d, -EINVAL, e, sub, "required");
-	if (!valid_label_key(q->key))
+	if (!kb_label_key_valid(q->key, strlen(q->key)))
 		return bad_key(d, kb_yaml_get(e, "key"), sub, q->key);
 	dec_path(sub, "%s.operator", path);
 	const kb_yaml_node *op = kb_yaml_get(e, "operator");
@@ -146,7 +94,7 @@ static int dec_label_req(dec_ctx *d, const kb_yaml_node *e, const char *path, si
 	if ((r = dec_strings(d, vals, sub, &v)) < 0)
 		return r;
 	for (size_t j = 0; j < nv; j++)
-		if (!valid_label_value(v[j])) {
+		if (!kb_label_value_valid(v[j], strlen(v[j]))) {
 			char vpath[DEC_PATH_LEN];
 			dec_path(vpath, "%s[%zu]", sub, j);
 			return bad_value(d, vals->items[j], vpath, v[j]);
@@ -186,8 +134,8 @@ static int dec_label_selector(dec_ctx *d, const kb_yaml_node *n, const char *pat
 	if (!reqs)
 		return dec_nomem(d);
 	for (uint32_t i = 0; i < ml.n; i++) {
-		bool key_ok = valid_label_key(ml.v[i].key);
-		if (!key_ok || !valid_label_value(ml.v[i].value)) {
+		bool key_ok = kb_label_key_valid(ml.v[i].key, strlen(ml.v[i].key));
+		if (!key_ok || !kb_label_value_valid(ml.v[i].value, strlen(ml.v[i].value))) {
 			/* The path and the position only for the message. */
 			char sub[DEC_PATH_LEN];
 			dec_path(sub, "%s.%s", lpath, ml.v[i].key);
@@ -245,7 +193,7 @@ static int dec_label_keys(dec_ctx *d, const kb_yaml_node *n, const char *path,
 	if ((r = dec_strings(d, seq, path, &keys)) < 0)
 		return r;
 	for (size_t i = 0; i < seq->n; i++)
-		if (!valid_label_key(keys[i])) {
+		if (!kb_label_key_valid(keys[i], strlen(keys[i]))) {
 			char sub[DEC_PATH_LEN];
 			dec_path(sub, "%s[%zu]", path, i);
 			return bad_key(d, seq->items[i], sub, keys[i]);
@@ -265,7 +213,7 @@ static int dec_topology_key(dec_ctx *d, const kb_yaml_node *parent, const char *
 		return r;
 	if (!*ret || !**ret)
 		return dec_fail(d, -EINVAL, n ? n : parent, path, "required (a node label key)");
-	if (!valid_label_key(*ret))
+	if (!kb_label_key_valid(*ret, strlen(*ret)))
 		return bad_key(d, n, path, *ret);
 	return 0;
 }

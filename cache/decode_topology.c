@@ -27,51 +27,6 @@
 #include <string.h>
 
 #define TOPO_MAX_LEVELS 16 /* Kueue's Topology allows 16 levels */
-#define HOSTNAME_KEY "kubernetes.io/hostname"
-
-/* Whether s[0..n) is a DNS-1123 subdomain (a label key's prefix). */
-static bool is_dns_subdomain(const char *s, size_t n)
-{
-	if (n == 0 || n > 253)
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		char c = s[i];
-		bool alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-		if (!alnum && c != '-' && c != '.')
-			return false;
-		if ((i == 0 || i == n - 1) && !alnum)
-			return false;
-	}
-	return true;
-}
-
-/* Whether s[0..n) is a label key's name part: 1..63 of [A-Za-z0-9-_.],
- * starting and ending alphanumeric. */
-static bool is_label_name(const char *s, size_t n)
-{
-	if (n == 0 || n > 63)
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		char c = s[i];
-		bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-		if (!alnum && c != '-' && c != '_' && c != '.')
-			return false;
-		if ((i == 0 || i == n - 1) && !alnum)
-			return false;
-	}
-	return true;
-}
-
-/* Whether s[0..n) is a valid label key ([prefix/]name), as Kubernetes'
- * ValidateLabelName. O(n). */
-static bool is_label_key(const char *s, size_t n)
-{
-	const char *slash = memchr(s, '/', n);
-	if (!slash)
-		return is_label_name(s, n);
-	size_t p = (size_t)(slash - s);
-	return is_dns_subdomain(s, p) && is_label_name(slash + 1, n - p - 1);
-}
 
 /* Annotation `key` (NULL when absent), checked to be a label key. */
 static int label_key_annotation(dec_ctx *d, const char *key, const char **ret)
@@ -80,7 +35,7 @@ static int label_key_annotation(dec_ctx *d, const char *key, const char **ret)
 	*ret = NULL;
 	if (!v)
 		return 0;
-	if (!is_label_key(v, strlen(v))) {
+	if (!kb_label_key_valid(v, strlen(v))) {
 		char path[DEC_PATH_LEN];
 		dec_path(path, "metadata.annotations.%s", key);
 		return dec_fail(d, -EINVAL, dec_annotation_node(d, key), path,
@@ -115,7 +70,7 @@ static int dec_levels(dec_ctx *d, const char *v, const char **ret)
 		while (e > p && (e[-1] == ' ' || e[-1] == '\t'))
 			e--;
 		size_t n = (size_t)(e - p);
-		if (!is_label_key(p, n))
+		if (!kb_label_key_valid(p, n))
 			return dec_fail(d, -EINVAL, at, path,
 					"must list node label keys, broadest first, separated by "
 					"commas; \"%.*s\" is not a label key",
@@ -127,10 +82,10 @@ static int dec_levels(dec_ctx *d, const char *v, const char **ret)
 			if (lens[k] == n && memcmp(keys[k], p, n) == 0)
 				return dec_fail(d, -EINVAL, at, path, "level \"%.*s\" is listed twice",
 						(int)(n < DEC_QUOTE_MAX ? n : DEC_QUOTE_MAX), p);
-		if (nkeys > 0 && lens[nkeys - 1] == strlen(HOSTNAME_KEY) &&
-		    memcmp(keys[nkeys - 1], HOSTNAME_KEY, lens[nkeys - 1]) == 0)
+		if (nkeys > 0 && lens[nkeys - 1] == strlen(KB_LABEL_HOSTNAME) &&
+		    memcmp(keys[nkeys - 1], KB_LABEL_HOSTNAME, lens[nkeys - 1]) == 0)
 			return dec_fail(d, -EINVAL, at, path,
-					"%s can only be the last (narrowest) level", HOSTNAME_KEY);
+					"%s can only be the last (narrowest) level", KB_LABEL_HOSTNAME);
 		keys[nkeys] = p;
 		lens[nkeys++] = n;
 		if (o)

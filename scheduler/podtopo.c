@@ -34,7 +34,6 @@
 
 enum { PT_MATCH, PT_SPREAD, PT_ANTI, PT_SCORE };
 
-#define PT_HOSTNAME "kubernetes.io/hostname"
 #define PT_CLASSES_MAX 32
 
 typedef struct pt_clause {
@@ -1105,7 +1104,7 @@ double kb_podtopo_spread_score(const kb_session *ssn, const kb_task *task, const
 			return 0; /* a node without every key scores 0 (kube-scheduler's ignored nodes) */
 		/* On hostname, the node's own pods (kube-scheduler counts them
 		 * without the inclusion policies). */
-		int64_t cnt = strcmp(sc->topology_key, PT_HOSTNAME) == 0 ? pt->ents[sp->e].cnt[dom]
+		int64_t cnt = strcmp(sc->topology_key, KB_LABEL_HOSTNAME) == 0 ? pt->ents[sp->e].cnt[dom]
 									   : sp->count[dom];
 		s += (double)cnt * sp->weight + (sc->max_skew - 1);
 	}

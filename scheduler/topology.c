@@ -10,7 +10,6 @@
 #include "api/quantity.h"
 #include "scheduler/job.h"
 
-#define HOSTNAME_KEY "kubernetes.io/hostname"
 #define MAX_HARD_CANDIDATES 8 /* domains tried for a required level */
 #define FEW_HARD_CANDIDATES 4 /* ... when evicting, or with a preferred level too */
 #define MAX_COUNTED 16        /* domains counted node by node per ranking */
@@ -130,7 +129,7 @@ static kb_topo_tree *build_tree(kb_session *ssn, const char *levels, const char 
 		const kb_node *nd = &s->nodes[i];
 		for (int l = 0; l < n; l++) {
 			const char *v = kb_labels_get(&nd->labels, keys[l]);
-			if (!v && strcmp(keys[l], HOSTNAME_KEY) == 0)
+			if (!v && strcmp(keys[l], KB_LABEL_HOSTNAME) == 0)
 				v = nd->name;
 			vals[(size_t)i * (size_t)n + (size_t)l] = v;
 		}
@@ -275,7 +274,7 @@ static int plan_volcano(kb_session *ssn, topo_state *st, const kb_job *j, topo_p
 	if (!(p->tree = tree_of(ssn, st, levels, err)))
 		return PLAN_BAD_LEVELS;
 	int32_t m = (int32_t)p->tree->nlevels;
-	if (m > 0 && strcmp(p->tree->lv[m - 1].key, HOSTNAME_KEY) == 0)
+	if (m > 0 && strcmp(p->tree->lv[m - 1].key, KB_LABEL_HOSTNAME) == 0)
 		m--;
 	if (m == 0) {
 		p->error = kb_arena_printf(&ssn->arena,
