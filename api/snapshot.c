@@ -207,11 +207,6 @@ int kb_snapshot_journal_rollback(kb_snapshot *s)
 	return j->failed ? -ENOMEM : 0;
 }
 
-static bool schedulable(const kb_node *n)
-{
-	return n->ready && !n->unschedulable;
-}
-
 /* A node's future idle of resource i: idle + releasing - pipelined, exact. */
 static __int128 node_future(const kb_node *n, int i)
 {
@@ -222,7 +217,7 @@ static __int128 node_future(const kb_node *n, int i)
  * its saturated int64 view. */
 static void future_account(kb_snapshot *s, const kb_node *n, int sign)
 {
-	if (!schedulable(n))
+	if (!kb_node_schedulable(n))
 		return;
 	for (int i = 0; i < KB_RES_MAX; i++) {
 		s->future_idle_exact[i] += sign * node_future(n, i);
@@ -366,7 +361,7 @@ void kb_snapshot_derive(kb_snapshot *s)
 		n->idle = n->allocatable;
 		n->task_head = -1;
 		n->ntasks = 0;
-		if (schedulable(n)) {
+		if (kb_node_schedulable(n)) {
 			kb_res_add(&s->total_allocatable, &n->allocatable);
 			for (int r = 0; r < KB_RES_MAX; r++) {
 				s->future_idle_exact[r] += n->allocatable.q[r];
@@ -449,7 +444,7 @@ bool kb_snapshot_check(const kb_snapshot *s, char *why, size_t size)
 	}
 	__int128 future[KB_RES_MAX] = {0};
 	for (uint32_t i = 0; i < s->nnodes; i++)
-		if (schedulable(&s->nodes[i]))
+		if (kb_node_schedulable(&s->nodes[i]))
 			for (int r = 0; r < KB_RES_MAX; r++)
 				future[r] += node_future(&s->nodes[i], r);
 	for (int r = 0; r < KB_RES_MAX; r++)

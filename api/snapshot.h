@@ -74,6 +74,22 @@ static inline int32_t kb_job_placed_count(const kb_job *j)
 	return kb_job_ready_count(j) + j->nstatus[KB_TASK_PIPELINED];
 }
 
+/* Whether pods may be placed on n: Ready and not cordoned. O(1). */
+static inline bool kb_node_schedulable(const kb_node *n)
+{
+	return n->ready && !n->unschedulable;
+}
+
+/* n's future idle: idle + releasing - pipelined, what it will have free once
+ * the tasks being evicted are gone and the pipelined ones have moved in
+ * (each quantity saturated, resource.h). O(KB_RES_MAX). */
+static inline void kb_node_future_idle(const kb_node *n, kb_res *ret)
+{
+	*ret = n->idle;
+	kb_res_add(ret, &n->releasing);
+	kb_res_sub(ret, &n->pipelined);
+}
+
 void kb_snapshot_init(kb_snapshot *s);
 void kb_snapshot_release(kb_snapshot *s);
 

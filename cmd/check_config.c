@@ -401,7 +401,7 @@ static void print_inputs(check *ck, FILE *out)
 		return;
 	uint32_t schedulable = 0;
 	for (uint32_t i = 0; i < snap->nnodes; i++)
-		schedulable += snap->nodes[i].ready && !snap->nodes[i].unschedulable;
+		schedulable += kb_node_schedulable(&snap->nodes[i]);
 	fputs("cluster:", out);
 	for (uint32_t i = 0; i < o->nfiles; i++)
 		fprintf(out, " %s", o->files[i]);

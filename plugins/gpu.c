@@ -201,9 +201,8 @@ static void node_view(gpu_state *st, const kb_node *n, struct kb_gpu_node *gn)
 	int count = n->ngpus < KB_GPU_NODE_MAX_GPUS ? n->ngpus : KB_GPU_NODE_MAX_GPUS;
 	if (replicated(n))
 		count = 0; /* the device plugin's books, not ours */
-	kb_res future = n->idle;
-	kb_res_add(&future, &n->releasing);
-	kb_res_sub(&future, &n->pipelined);
+	kb_res future;
+	kb_node_future_idle(n, &future);
 	int64_t cpu = future.q[KB_RES_CPU] > 0 ? future.q[KB_RES_CPU] : 0;
 	int64_t mem = future.q[KB_RES_MEMORY] > 0 ? future.q[KB_RES_MEMORY] / MILLI_PER_MIB : 0;
 	kb_gpu_node_init(gn, cpu, mem, count, model);
@@ -452,9 +451,8 @@ static int gpu_predicate(void *state, const kb_session *ssn, const kb_task *t, c
  * there is no device-level fragment to weigh. O(1). */
 static double replica_score(const gpu_state *st, const kb_task *t, const kb_node *n)
 {
-	kb_res future = n->idle;
-	kb_res_add(&future, &n->releasing);
-	kb_res_sub(&future, &n->pipelined);
+	kb_res future;
+	kb_node_future_idle(n, &future);
 	double free_gpus = (double)(future.q[st->gpu_res] - t->req.q[st->gpu_res]) /
 			   KB_GPU_MILLI / n->gpu_replicas;
 	double used = 1.0 - free_gpus / n->ngpus;

@@ -51,19 +51,6 @@ typedef struct topo_state {
 
 /* ---- the index ------------------------------------------------------------------ */
 
-static bool schedulable(const kb_node *n)
-{
-	return n->ready && !n->unschedulable;
-}
-
-/* idle + releasing - pipelined: what the node will have free. */
-static void future_idle(const kb_node *n, kb_res *ret)
-{
-	*ret = n->idle;
-	kb_res_add(ret, &n->releasing);
-	kb_res_sub(ret, &n->pipelined);
-}
-
 typedef struct sort_ctx {
 	const char **vals; /* nnodes x nlevels */
 	uint32_t nlevels, depth;
@@ -133,7 +120,7 @@ static kb_topo_tree *build_tree(kb_session *ssn, const char *levels, const char 
 				v = nd->name;
 			vals[(size_t)i * (size_t)n + (size_t)l] = v;
 		}
-		future_idle(nd, &fut[i]);
+		kb_node_future_idle(nd, &fut[i]);
 	}
 	for (int l = 0; l < n; l++) {
 		topo_level *lv = &t->lv[l];
@@ -175,7 +162,7 @@ static kb_topo_tree *build_tree(kb_session *ssn, const char *levels, const char 
 			}
 			lv->nodes[k] = i;
 			lv->domain_of_node[i] = (int32_t)(d - 1);
-			if (schedulable(&s->nodes[i])) {
+			if (kb_node_schedulable(&s->nodes[i])) {
 				kb_res_add(&lv->free[d - 1], &fut[i]);
 				lv->nsched[d - 1]++;
 			}
@@ -414,10 +401,10 @@ static int32_t count_fit(const kb_session *ssn, const topo_level *lv, uint32_t d
 	int32_t total = 0;
 	for (uint32_t k = lv->first[d]; k < lv->first[d + 1] && total < cap; k++) {
 		const kb_node *nd = &s->nodes[lv->nodes[k]];
-		if (!schedulable(nd))
+		if (!kb_node_schedulable(nd))
 			continue;
 		kb_res f;
-		future_idle(nd, &f);
+		kb_node_future_idle(nd, &f);
 		int64_t fit = INT64_MAX;
 		for (int r = 0; r < KB_RES_MAX && fit > 0; r++)
 			if (minreq->q[r] > 0) {
@@ -632,7 +619,7 @@ static kb_res *evictable_by_domain(kb_session *ssn, const kb_topo_tree *t, int32
 		return NULL;
 	for (uint32_t d = 0; d < lv->ndomains; d++)
 		for (uint32_t k = lv->first[d]; k < lv->first[d + 1]; k++)
-			if (schedulable(&ssn->snap->nodes[lv->nodes[k]]))
+			if (kb_node_schedulable(&ssn->snap->nodes[lv->nodes[k]]))
 				kb_res_add(&v[d], &per_node[lv->nodes[k]]);
 	return v;
 }
@@ -834,10 +821,10 @@ const char *kb_topo_reason(kb_session *ssn, const kb_job *j, const char *fail)
 
 static void node_delta(kb_session *ssn, int32_t ni, bool add)
 {
-	if (!ssn->topo || ni < 0 || !schedulable(&ssn->snap->nodes[ni]))
+	if (!ssn->topo || ni < 0 || !kb_node_schedulable(&ssn->snap->nodes[ni]))
 		return;
 	kb_res f;
-	future_idle(&ssn->snap->nodes[ni], &f);
+	kb_node_future_idle(&ssn->snap->nodes[ni], &f);
 	for (kb_topo_tree *t = ssn->topo->trees; t; t = t->next)
 		for (uint32_t l = 0; l < t->nlevels; l++) {
 			int32_t d = t->lv[l].domain_of_node[ni];
@@ -869,9 +856,9 @@ static bool domain_exact(const kb_snapshot *s, const kb_topo_tree *t, const topo
 	uint32_t n = 0;
 	for (uint32_t k = lv->first[d]; k < lv->first[d + 1]; k++) {
 		const kb_node *nd = &s->nodes[lv->nodes[k]];
-		if (!schedulable(nd))
+		if (!kb_node_schedulable(nd))
 			continue;
-		future_idle(nd, &f);
+		kb_node_future_idle(nd, &f);
 		kb_res_add(&sum, &f);
 		n++;
 	}

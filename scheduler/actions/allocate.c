@@ -101,11 +101,10 @@ static const char *shortage(kb_session *ssn, const kb_task *t, uint32_t remainin
 	kb_res largest = {{0}};
 	for (uint32_t i = 0; i < s->nnodes; i++) {
 		const kb_node *n = &s->nodes[i];
-		if (!n->ready || n->unschedulable)
+		if (!kb_node_schedulable(n))
 			continue;
-		kb_res future = n->idle;
-		kb_res_add(&future, &n->releasing);
-		kb_res_sub(&future, &n->pipelined);
+		kb_res future;
+		kb_node_future_idle(n, &future);
 		kb_res_max(&largest, &future);
 	}
 	int r = kb_res_first_short(&t->req, &largest);

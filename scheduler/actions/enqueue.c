@@ -73,7 +73,7 @@ static int free_room(kb_session *ssn, kb_res *ret)
 		ret->q[r] = v >= 0x1p63 ? INT64_MAX : v <= -0x1p63 ? INT64_MIN : (int64_t)v;
 	}
 	for (uint32_t i = 0; i < s->nnodes; i++)
-		if (s->nodes[i].ready && !s->nodes[i].unschedulable)
+		if (kb_node_schedulable(&s->nodes[i]))
 			kb_res_sub(ret, &s->nodes[i].used);
 	for (uint32_t i = 0; i < s->njobs; i++) {
 		const kb_job *j = &s->jobs[i];
