@@ -57,8 +57,7 @@ trap cleanup EXIT
 rm -f "$dir.up.log"
 admin=$dir/admin.kubeconfig
 k() { kubectl --kubeconfig "$admin" "$@"; }
-port=$((20000 + RANDOM % 10000))
-while (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do port=$((20000 + RANDOM % 10000)); done
+e2e_free_port || { fail "a free port for kube-batchd"; exit 1; }
 
 # start_sched SCENARIO_DIR: the daemon with the scenario's configuration, a
 # session once changes have stopped for 1 s and a period of 5 s, which
@@ -67,7 +66,7 @@ while (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do port=$((20000 + RANDO
 # taken 130 ms per object, 2 s for a scenario. Waits until /healthz says
 # its cache is synced.
 start_sched() {
-	local s=$1 args=() i
+	local s=$1 args=()
 	[[ -f $s/scheduler-conf.yaml ]] && args+=(--scheduler-conf "$s/scheduler-conf.yaml")
 	[[ -f $s/queue-conf.yaml ]] && args+=(--queue-conf "$s/queue-conf.yaml")
 	sched_log=$dir/$(basename "$s").log
@@ -75,13 +74,7 @@ start_sched() {
 		--schedule-delay 1s --schedule-period 5s -v 2 "${args[@]}" ${KB_TWIN_DAEMON_ARGS:-} \
 		>"$sched_log" 2>&1 &
 	sched_pid=$!
-	for ((i = 0; i < 150; i++)); do
-		[[ $(curl -s "http://127.0.0.1:$port/healthz" 2>/dev/null) == ok ]] && return 0
-		kill -0 "$sched_pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	tail -20 "$sched_log" >&2
-	return 1
+	e2e_wait_healthy "$port" "$sched_pid" "$sched_log"
 }
 
 # why_skip SCENARIO_DIR: prints why the scenario is not compared, or nothing.
