@@ -675,9 +675,7 @@ static void on_signal(struct ev_loop *loop, ev_signal *w, int revents)
 	if (d->stopping) {
 		/* A second signal: stop at once. */
 		kb_warn("received %s again, stopping at once", name);
-		d->drain_deadline = mono_s();
-		d->stopping = SETTLING;
-		kb_writers_abandon_unsent(d->writers, "kube-batchd is stopping");
+		start_settling(d, 0);
 		stop_now(d);
 		return;
 	}

@@ -230,11 +230,17 @@ static bool keys_remove(kb_reflector *r, const char *key)
 
 /* ---- lifecycle around callbacks ----------------------------------------- */
 
-static void really_free(kb_reflector *r)
+/* Cancels the reflector's requests on both its clients (no callback). */
+static void cancel_requests(kb_reflector *r)
 {
 	kb_kube_cancel(r->c, r);
 	if (r->lc != r->c)
 		kb_kube_cancel(r->lc, r);
+}
+
+static void really_free(kb_reflector *r)
+{
+	cancel_requests(r);
 	ev_timer_stop(r->loop, &r->retry);
 	for (size_t i = 0; i < r->keys.n; i++)
 		free(r->keys.v[i].key);
@@ -804,9 +810,7 @@ kb_reflector *kb_reflector_free(kb_reflector *r)
 		if (!r->dead) {
 			r->dead = true;
 			r->state = ST_IDLE;
-			kb_kube_cancel(r->c, r);
-			if (r->lc != r->c)
-				kb_kube_cancel(r->lc, r);
+			cancel_requests(r);
 			r->stream = NULL;
 			ev_timer_stop(r->loop, &r->retry);
 		}

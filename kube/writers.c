@@ -246,6 +246,16 @@ static void wreq_free(wreq *r)
 static void on_done(void *ctx, int status, const char *body, size_t len);
 static void forget_pending(kb_writers *w, const char *key);
 
+/* r's answer came, or it was cancelled before it was sent: undoes what
+ * send_json counted for it. */
+static void wreq_settled(kb_writers *w, const wreq *r)
+{
+	if (w->stats.in_flight)
+		w->stats.in_flight--;
+	if ((r->kind == REQ_BIND || r->kind == REQ_EVICT) && w->unsettled)
+		w->unsettled--;
+}
+
 /* Sends body (a JSON object, consumed) with method to the path path_fmt
  * formats (allocated, so never cut); r is consumed. Events go in the
  * background: after every binding and status write queued. Returns 0,
@@ -354,11 +364,12 @@ static void event_remember(kb_writers *w, char *key, const char *ns, const char 
 		event_drop(w, w->event_tail);
 }
 
-static int64_t wall_ms(void)
+/* The wall clock in Unix nanoseconds. */
+static int64_t wall_ns(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 /* Posts a core/v1 Event about an object, correlated as client-go's
@@ -372,15 +383,14 @@ static int post_event(kb_writers *w, const char *api_version, const char *kind, 
 		      const char *message)
 {
 	char ts[32], ename[300], msg[MSG_MAX + 1];
-	struct timespec now;
-	clock_gettime(CLOCK_REALTIME, &now);
-	uint64_t nanos = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec + w->event_seq++;
+	int64_t now_ns = wall_ns();
+	uint64_t nanos = (uint64_t)now_ns + w->event_seq++;
 	/* Cannot truncate: 200 characters, a point and 16 hex digits. */
 	(void)snprintf(ename, sizeof(ename), "%.200s.%" PRIx64, name, nanos);
 	int rc = rfc3339(ts);
 	if (rc < 0)
 		return rc;
-	int64_t now_ms = wall_ms();
+	int64_t now_ms = now_ns / 1000000;
 	char *ckey = NULL;
 	if (asprintf(&ckey, "%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s", kind, ns, name, uid ? uid : "",
 		     type, reason, clip(message, msg, sizeof(msg))) < 0)
@@ -432,10 +442,8 @@ static int post_event(kb_writers *w, const char *api_version, const char *kind, 
 		free(ckey);
 		return -ENOMEM;
 	}
-	size_t keylen = strlen(ns) + strlen(name) + 2;
-	r->key = malloc(keylen);
-	if (r->key) /* sized above: cannot truncate */
-		(void)snprintf(r->key, keylen, "%s/%s", ns, name);
+	if (asprintf(&r->key, "%s/%s", ns, name) < 0)
+		r->key = NULL; /* only for the log */
 	rc = send_json(w, r, "POST", ev, NULL, "/api/v1/namespaces/%s/events", ns);
 	if (rc == 0)
 		event_remember(w, ckey, ns, ename, ts, now_ms);
@@ -450,21 +458,23 @@ static int pod_event(kb_writers *w, const char *ns, const char *name, const char
 	return post_event(w, "v1", "Pod", ns, name, uid, type, reason, message);
 }
 
-/* ---- bind ------------------------------------------------------------------------ */
-
 /* ---- gangs in flight, refused bindings ------------------------------------------ */
+
+static void gang_member_release(gang_member *m)
+{
+	free(m->key);
+	free(m->ns);
+	free(m->name);
+	free(m->uid);
+	free(m->node);
+}
 
 static void gang_free(kb_writers *w, gang_rec *g)
 {
 	kb_strmap_del(&w->gangs, g->key);
 	LIST_DEL(w->gang_list, g);
-	for (uint32_t i = 0; i < g->n; i++) {
-		free(g->m[i].key);
-		free(g->m[i].ns);
-		free(g->m[i].name);
-		free(g->m[i].uid);
-		free(g->m[i].node);
-	}
+	for (uint32_t i = 0; i < g->n; i++)
+		gang_member_release(&g->m[i]);
 	free(g->m);
 	free(g->why);
 	free(g->key);
@@ -516,11 +526,7 @@ static gang_rec *gang_add(kb_writers *w, const kb_snapshot *snap, const kb_task 
 	m->node = strdup(node);
 	m->gpu_mask = t->gpu_mask;
 	if (!m->key || !m->ns || !m->name || !m->node) {
-		free(m->key);
-		free(m->ns);
-		free(m->name);
-		free(m->uid);
-		free(m->node);
+		gang_member_release(m);
 		return NULL;
 	}
 	g->n++;
@@ -655,6 +661,8 @@ static void backoff_refused(kb_writers *w, wreq *r, const char *why)
 		kb_warn("setting condition PodScheduled of pod \"%s\": %s", r->key, strerror(-rc));
 }
 
+/* ---- bind ------------------------------------------------------------------------ */
+
 /* Whether a failed binding is the API's refusal (it will say the same
  * again: 400, 403, 409 but for "already assigned", 422 and other 4xx) rather
  * than a failure that may pass (transport, 5xx, 429 after the client's
@@ -684,15 +692,12 @@ static void gpushare_annotations(const kb_snapshot *snap, const kb_task *t, cons
 	int r = kb_resnames_find(&snap->resnames, KB_RES_GPUSHARE_MEM);
 	if (r < 0 || t->req.q[r] <= 0 || !t->gpu_mask || n->gpushare_count <= 0)
 		return;
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
 	char idx[16], pod[32], dev[32], at[32];
 	(void)snprintf(idx, sizeof(idx), "%d", __builtin_ctz(t->gpu_mask));
 	(void)snprintf(pod, sizeof(pod), "%lld", (long long)(t->req.q[r] / 1000));
 	(void)snprintf(dev, sizeof(dev), "%lld",
 		       (long long)(n->allocatable.q[r] / 1000 / n->gpushare_count));
-	(void)snprintf(at, sizeof(at), "%lld",
-		       (long long)ts.tv_sec * 1000000000LL + (long long)ts.tv_nsec);
+	(void)snprintf(at, sizeof(at), "%" PRId64, wall_ns());
 	json_object_set_new(meta, "annotations",
 			    json_pack("{s:s, s:s, s:s, s:s, s:s}", KB_ANN_GPUSHARE_IDX, idx,
 				      KB_ANN_GPUSHARE_POD, pod, KB_ANN_GPUSHARE_DEV, dev,
@@ -763,6 +768,28 @@ static int fx_bind(void *ctx, const kb_snapshot *snap, int64_t now_ms, const kb_
 	return rc;
 }
 
+/* r's binding did not happen (refused by the API, failed, or never sent):
+ * its pod is Pending again in the store, unless the watch has already shown
+ * what happened, and its gang member failed; refused counts against the
+ * gang (taken back whole when it would be left below minMember, why says
+ * why). */
+static void bind_failed(kb_writers *w, wreq *r, bool refused, const char *why)
+{
+	kb_slot *sl = kb_cluster_pod(w->cluster, r->key);
+	if (sl && sl->overridden && sl->status == KB_TASK_BINDING && str_eq(sl->node, r->node))
+		kb_cluster_set_pod(w->cluster, r->key, NULL, KB_TASK_PENDING, 0, 0);
+	gang_rec *g = r->gang;
+	gang_member *m = g ? gang_member_of(g, r->key) : NULL;
+	if (m) {
+		if (refused)
+			gang_refused(w, g, m, why);
+		else
+			m->state = M_FAILED;
+	}
+	if (g)
+		gang_answered(w, g);
+}
+
 static void bind_done(kb_writers *w, wreq *r, int status, const char *body, size_t len)
 {
 	gang_rec *g = r->gang;
@@ -791,18 +818,7 @@ static void bind_done(kb_writers *w, wreq *r, int status, const char *body, size
 	if (!refused)
 		kb_warn("binding \"%s\" to \"%s\" failed: %s; tried again next session", r->key, r->node,
 			why);
-	/* Back to pending, unless the watch has already shown what happened. */
-	kb_slot *sl = kb_cluster_pod(w->cluster, r->key);
-	if (sl && sl->overridden && sl->status == KB_TASK_BINDING && str_eq(sl->node, r->node))
-		kb_cluster_set_pod(w->cluster, r->key, NULL, KB_TASK_PENDING, 0, 0);
-	if (m) {
-		if (refused)
-			gang_refused(w, g, m, why);
-		else
-			m->state = M_FAILED;
-	}
-	if (g)
-		gang_answered(w, g);
+	bind_failed(w, r, refused, why);
 	if (status == 404)
 		return; /* the pod is gone: nobody to tell */
 	if (refused)
@@ -1002,29 +1018,34 @@ static json_t *pg_body_k8s(const pg_rec *p, const char *ts)
 	return cond ? json_pack("{s:{s:[o]}}", "status", "conditions", cond) : NULL;
 }
 
+/* Sends body (consumed; NULL: out of memory) to p's status as a PATCH of
+ * content_type; p is in flight until its answer. 0, -ENOMEM or
+ * send_json's error. */
+static int pg_patch(kb_writers *w, pg_rec *p, json_t *body, const char *content_type)
+{
+	wreq *r = body ? wreq_new(w, REQ_PG_STATUS) : NULL;
+	if (!r || !(r->key = strdup(p->key))) {
+		if (r)
+			wreq_free(r);
+		json_decref(body);
+		return -ENOMEM;
+	}
+	r->pg = p;
+	p->in_flight = true;
+	int rc = send_json(w, r, "PATCH", body, content_type, "%s", p->path);
+	if (rc < 0)
+		p->in_flight = false;
+	return rc;
+}
+
 static int pg_send(kb_writers *w, pg_rec *p)
 {
 	char ts[32];
 	int rc = rfc3339(ts);
 	if (rc < 0)
 		return rc;
-	if (p->flavor == KB_PG_K8S) {
-		json_t *body = pg_body_k8s(p, ts);
-		wreq *r = body ? wreq_new(w, REQ_PG_STATUS) : NULL;
-		if (!r || !(r->key = strdup(p->key))) {
-			if (r)
-				wreq_free(r);
-			json_decref(body);
-			return -ENOMEM;
-		}
-		r->pg = p;
-		p->in_flight = true;
-		rc = send_json(w, r, "PATCH", body, "application/strategic-merge-patch+json", "%s",
-			       p->path);
-		if (rc < 0)
-			p->in_flight = false;
-		return rc;
-	}
+	if (p->flavor == KB_PG_K8S)
+		return pg_patch(w, p, pg_body_k8s(p, ts), "application/strategic-merge-patch+json");
 	json_t *status = json_pack("{s:s, s:i, s:i, s:i}", "phase", p->sent.phase, "running",
 				   p->sent.running, "succeeded", p->sent.succeeded, "failed",
 				   p->sent.failed);
@@ -1046,20 +1067,7 @@ static int pg_send(kb_writers *w, pg_rec *p)
 		if (conds)
 			json_object_set_new(status, "conditions", conds);
 	}
-	json_t *body = json_pack("{s:o}", "status", status);
-	wreq *r = body ? wreq_new(w, REQ_PG_STATUS) : NULL;
-	if (!r || !(r->key = strdup(p->key))) {
-		if (r)
-			wreq_free(r);
-		json_decref(body);
-		return -ENOMEM;
-	}
-	r->pg = p;
-	p->in_flight = true;
-	rc = send_json(w, r, "PATCH", body, "application/merge-patch+json", "%s", p->path);
-	if (rc < 0)
-		p->in_flight = false;
-	return rc;
+	return pg_patch(w, p, json_pack("{s:o}", "status", status), "application/merge-patch+json");
 }
 
 /* Events for a change from `from` to `to` (what was last written). */
@@ -1106,14 +1114,22 @@ static int pg_write(kb_writers *w, pg_rec *p, const pg_status *st)
 	return 0;
 }
 
+/* p's write was answered or cancelled: no longer in flight. Returns false
+ * when p was forgotten meanwhile (it is freed now). */
+static bool pg_answered(pg_rec *p)
+{
+	p->in_flight = false;
+	if (!p->forgotten)
+		return true;
+	pg_rec_free(p);
+	return false;
+}
+
 static void pg_done(kb_writers *w, wreq *r, int status, const char *body, size_t len)
 {
 	pg_rec *p = r->pg;
-	p->in_flight = false;
-	if (p->forgotten) {
-		pg_rec_free(p);
+	if (!pg_answered(p))
 		return;
-	}
 	if (status == 200 || status == 201) {
 		w->stats.status_writes++;
 		kb_cluster_set_podgroup_phase(w->cluster, p->key, p->sent.kb_phase);
@@ -1269,6 +1285,18 @@ static int fx_task_pending(void *ctx, const kb_snapshot *snap, const kb_task *t,
 	return pod_condition(ctx, t->key, t->ns, t->name, t->uid, reason, true);
 }
 
+/* The condition last sent for pod key was not written: forgotten, so that
+ * a later session sends it again. */
+static void pod_msg_forget(kb_writers *w, const char *key)
+{
+	int64_t v;
+	if (kb_strmap_get(&w->pods, key, &v)) {
+		pod_rec *p = (pod_rec *)(intptr_t)v;
+		free(p->msg);
+		p->msg = NULL;
+	}
+}
+
 static void pod_status_done(kb_writers *w, wreq *r, int status, const char *body, size_t len)
 {
 	if (status == 200 || status == 201) {
@@ -1280,13 +1308,7 @@ static void pod_status_done(kb_writers *w, wreq *r, int status, const char *body
 	char why[512];
 	reason_of(status, body, len, why, sizeof(why));
 	kb_warn("setting condition PodScheduled of pod \"%s\" failed: %s", r->key, why);
-	/* Forget the message, so a later session tries again. */
-	int64_t v;
-	if (kb_strmap_get(&w->pods, r->key, &v)) {
-		pod_rec *p = (pod_rec *)(intptr_t)v;
-		free(p->msg);
-		p->msg = NULL;
-	}
+	pod_msg_forget(w, r->key);
 }
 
 /* ---- the table, life cycle ------------------------------------------------------- */
@@ -1295,10 +1317,7 @@ static void on_done(void *ctx, int status, const char *body, size_t len)
 {
 	wreq *r = ctx;
 	kb_writers *w = r->w;
-	if (w->stats.in_flight)
-		w->stats.in_flight--;
-	if ((r->kind == REQ_BIND || r->kind == REQ_EVICT) && w->unsettled)
-		w->unsettled--;
+	wreq_settled(w, r);
 	switch (r->kind) {
 	case REQ_BIND:
 		bind_done(w, r, status, body, len);
@@ -1450,40 +1469,22 @@ uint32_t kb_writers_unsettled(const kb_writers *w)
 
 /* r, a binding the client had not sent, was cancelled: the pod is Pending
  * again and its gang counts it as refused (taken back whole if it would be
- * left below minMember). */
+ * left below minMember). The caller frees r. */
 static void bind_abandoned(kb_writers *w, wreq *r, const char *why)
 {
-	if (w->stats.in_flight)
-		w->stats.in_flight--;
-	if (w->unsettled)
-		w->unsettled--;
-	kb_slot *sl = kb_cluster_pod(w->cluster, r->key);
-	if (sl && sl->overridden && sl->status == KB_TASK_BINDING && str_eq(sl->node, r->node))
-		kb_cluster_set_pod(w->cluster, r->key, NULL, KB_TASK_PENDING, 0, 0);
-	gang_rec *g = r->gang;
-	gang_member *m = g ? gang_member_of(g, r->key) : NULL;
-	if (m) {
-		char reason[600];
-		(void)snprintf(reason, sizeof(reason), "not sent: %s", why);
-		gang_refused(w, g, m, reason);
-	}
-	if (g)
-		gang_answered(w, g);
-	wreq_free(r);
+	char reason[600];
+	(void)snprintf(reason, sizeof(reason), "not sent: %s", why);
+	bind_failed(w, r, true, reason);
 }
 
 /* r, a status write or an Event the client had not sent, was cancelled:
- * what was remembered as written is forgotten, as for a failed write. */
+ * what was remembered as written is forgotten, as for a failed write. The
+ * caller frees r. */
 static void write_abandoned(kb_writers *w, wreq *r)
 {
-	if (w->stats.in_flight)
-		w->stats.in_flight--;
 	if (r->kind == REQ_PG_STATUS) {
 		pg_rec *p = r->pg;
-		p->in_flight = false;
-		if (p->forgotten) {
-			pg_rec_free(p);
-		} else {
+		if (pg_answered(p)) {
 			pg_status_copy(&p->sent, &p->prev);
 			if (p->have_want) {
 				p->have_want = false;
@@ -1491,16 +1492,10 @@ static void write_abandoned(kb_writers *w, wreq *r)
 			}
 		}
 	} else if (r->kind == REQ_POD_STATUS) {
-		int64_t v;
-		if (kb_strmap_get(&w->pods, r->key, &v)) {
-			pod_rec *p = (pod_rec *)(intptr_t)v;
-			free(p->msg);
-			p->msg = NULL;
-		}
+		pod_msg_forget(w, r->key);
 	} else if (r->kind == REQ_EVENT) {
 		event_forget(w, r->event_key);
 	}
-	wreq_free(r);
 }
 
 uint32_t kb_writers_abandon_unsent(kb_writers *w, const char *why)
@@ -1518,12 +1513,14 @@ uint32_t kb_writers_abandon_unsent(kb_writers *w, const char *why)
 			continue;
 		/* Freeing r may free its gang or PodGroup record, never another
 		 * request. */
+		wreq_settled(w, r);
 		if (r->kind == REQ_BIND) {
 			bind_abandoned(w, r, why);
 			n++;
 		} else {
 			write_abandoned(w, r);
 		}
+		wreq_free(r);
 	}
 	return n;
 }

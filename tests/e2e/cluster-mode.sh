@@ -40,7 +40,7 @@ admin=$dir/admin.kubeconfig
 schedcfg=$dir/scheduler.kubeconfig
 k() { kubectl --kubeconfig "$admin" "$@"; }
 
-port=$((20000 + RANDOM % 10000))
+e2e_free_port || { fail "a free port for kube-batchd"; exit 1; }
 # Namespaces are never deleted (there is no namespace controller to finish
 # the job), so each run uses its own.
 run=$(printf '%04x' $((RANDOM % 65536)))
@@ -54,14 +54,8 @@ start_sched() {
 		--scheduler-conf "${sched_conf:-$fixtures/scheduler.conf}" "$@" \
 		>"$log" 2>&1 &
 	sched_pid=$!
-	local i
-	for ((i = 0; i < 150; i++)); do
-		[[ $(curl -s "http://127.0.0.1:$port/healthz" 2>/dev/null) == ok ]] && return 0
-		kill -0 "$sched_pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	echo "scheduler did not become healthy; its log:" >&2
-	tail -20 "$log" >&2
+	e2e_wait_healthy "$port" "$sched_pid" "$log" && return 0
+	echo "scheduler did not become healthy (its log's last lines above)" >&2
 	return 1
 }
 # stop_sched [SIGNAL]: stops the daemon; with TERM it must exit 0.

@@ -29,51 +29,38 @@
 #                 bound below minMember, and a new instance binds them whole
 # Prints one PASS or FAIL line per check and "faults: N passed, N failed";
 # exit 0 only if every check passed, 77 (skip) without the tools.
+# Environment: KB_E2E_DIR (control-plane dir; default a fresh temp dir, shut
+# down at the end unless --keep; the proxy's files go beside it in DIR.work),
+# KUBE_BATCHD (the binary), KB_FAULT_SEED (the proxy's seed).
 set -uo pipefail
 
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-root=$(cd "$here/../.." && pwd)
-build=$root/build
-keep=0
-cases=()
-while (($#)); do
-	case $1 in
-	--build) build=$2; shift 2 ;;
-	--keep) keep=1; shift ;;
-	-h|--help) sed -n '2,30p' "$0"; exit 0 ;;
-	*) cases+=("$1"); shift ;;
-	esac
-done
+e2e_name=faults e2e_help_end=34
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+e2e_args "$@"
+cases=("${e2e_cases[@]}")
 ((${#cases[@]})) || cases=(proxy bind-refused list-gone stale-node probes sigterm-burst)
-for tool in kubectl curl openssl flock setsid go; do
-	command -v "$tool" >/dev/null || { echo "faults: SKIP: $tool not found" >&2; exit 77; }
-done
-bin=${KUBE_BATCHD:-$build/cmd/kube-batchd}
-[[ -x $bin ]] || { echo "faults: no binary at $bin (build first, or set KUBE_BATCHD)" >&2; exit 2; }
-
-fails=0 passes=0
-pass() { echo "PASS: $*"; passes=$((passes + 1)); }
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-check() { local what=$1; shift; if "$@"; then pass "$what"; else fail "$what"; fi; }
-
-dir=$(mktemp -d /tmp/kb-faults.XXXXXX)
+e2e_need kubectl curl openssl flock setsid go
+e2e_binary
+e2e_dir kb-faults
 work=$dir.work
 mkdir -p "$work"
 sched_pid= proxy_pid= rec_pid=
 stop_pid() { [[ -n $1 ]] && kill -TERM "$1" 2>/dev/null && wait "$1" 2>/dev/null; return 0; }
 cleanup() {
 	stop_pid "$sched_pid"; stop_pid "$rec_pid"; stop_pid "$proxy_pid"
-	if ((!keep)); then
-		"$root/tests/cluster/down" --keep-logs "$dir" >/dev/null 2>&1 || true
-		if ((fails == 0)); then rm -rf "$dir" "$work"; else echo "faults: logs kept in $dir and $work" >&2; fi
+	e2e_release_dir
+	if ((!keep && fails == 0)); then
+		rm -rf "$work"
+	elif ((!keep)); then
+		echo "faults: the proxy's and the scheduler's logs kept in $work" >&2
 	fi
 }
 trap cleanup EXIT
 
-tools=$("$root/tests/faultproxy/build") || { echo "FAIL: the fault proxy builds"; exit 1; }
+tools=$("$root/tests/faultproxy/build") || { fail "the fault proxy builds"; exit 1; }
 check "gangcheck's own tests (it must catch a partial gang, a double binding, a cordoned node)" \
 	sh -c "cd '$root/tests/faultproxy' && go test ./... >'$work/gotest.log' 2>&1"
-"$root/tests/cluster/up" --kwok "$dir" >"$work/up.log" 2>&1 || { cat "$work/up.log" >&2; echo "FAIL: control plane did not start"; exit 1; }
+"$root/tests/cluster/up" --kwok "$dir" >"$work/up.log" 2>&1 || { cat "$work/up.log" >&2; fail "control plane did not start"; exit 1; }
 # shellcheck disable=SC1091
 . "$dir/cluster.env"
 admin=$dir/admin.kubeconfig
@@ -86,7 +73,7 @@ k() { kubectl --kubeconfig "$admin" "$@"; }
 	openssl req -newkey rsa:2048 -nodes -keyout proxy.key -out proxy.csr -subj "/CN=faultproxy" &&
 	printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n' >proxy.ext &&
 	openssl x509 -req -in proxy.csr -CA proxy-ca.crt -CAkey proxy-ca.key -CAcreateserial -out proxy.crt -days 2 -extfile proxy.ext
-) >"$work/openssl.log" 2>&1 || { cat "$work/openssl.log" >&2; echo "FAIL: proxy certificates"; exit 1; }
+) >"$work/openssl.log" 2>&1 || { cat "$work/openssl.log" >&2; fail "proxy certificates"; exit 1; }
 
 seed=${KB_FAULT_SEED:-$RANDOM}
 echo "faults: seed $seed"
@@ -96,7 +83,7 @@ rm -f "$work/proxy.addr" "$work/control.addr"
 	-seed "$seed" -log "$work/proxy.log" 2>"$work/proxy.err" &
 proxy_pid=$!
 for ((i = 0; i < 50; i++)); do [[ -s $work/control.addr ]] && break; sleep 0.1; done
-[[ -s $work/control.addr ]] || { cat "$work/proxy.err" >&2; echo "FAIL: the proxy starts"; exit 1; }
+[[ -s $work/control.addr ]] || { cat "$work/proxy.err" >&2; fail "the proxy starts"; exit 1; }
 paddr=$(<"$work/proxy.addr")
 ctl=http://$(<"$work/control.addr")
 rule() { curl -fsS -X POST --data-binary "$1" "$ctl/rules" | tr -dc '0-9'; }
@@ -115,23 +102,27 @@ EOF
 echo -n "$KB_ADMIN_TOKEN" >"$work/admin.token"
 chmod 600 "$work/admin.token" "$work/sched-proxy.kubeconfig"
 
-port=$((20000 + RANDOM % 10000))
+e2e_free_port || { fail "a free port for kube-batchd"; exit 1; }
 period=1s
 run=$(printf '%04x' $((RANDOM % 65536)))
 mkns() { k create namespace "$1-$run" >/dev/null && echo "$1-$run"; }
-start_sched() {
-	log=$work/scheduler.log
-	"$bin" --kubeconfig "$work/sched-proxy.kubeconfig" --listen-address "127.0.0.1:$port" \
-		--schedule-period "$period" -v 2 "$@" >>"$log" 2>&1 &
-	sched_pid=$!
-	for ((i = 0; i < 150; i++)); do
-		[[ $(curl -s "http://127.0.0.1:$port/healthz" 2>/dev/null) == ok ]] && return 0
-		kill -0 "$sched_pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	tail -20 "$log" >&2
-	return 1
+# launch PORT LOG ARGS...: a daemon in the background (pid in $launched), not waited for.
+launch() {
+	local p=$1 l=$2; shift 2
+	"$bin" --kubeconfig "$work/sched-proxy.kubeconfig" --listen-address "127.0.0.1:$p" \
+		--schedule-period "$period" -v 2 "$@" >>"$l" 2>&1 &
+	launched=$!
 }
+log=$work/scheduler.log # every case's schedulers append to it (probes' standby: scheduler-2.log)
+start_sched() {
+	launch "$port" "$log" "$@"
+	sched_pid=$launched
+	e2e_wait_healthy "$port" "$sched_pid" "$log"
+}
+# log_lines: the lines in $log so far; log_since N: those after the first N
+# (what a case's own scheduler wrote, not an earlier case's).
+log_lines() { if [[ -f $log ]]; then wc -l <"$log"; else echo 0; fi; }
+log_since() { tail -n "+$(($1 + 1))" "$log"; }
 node() {
 	k create -f - >/dev/null <<EOF
 apiVersion: v1
@@ -282,7 +273,8 @@ EOF
 # the reflector relist: the relists must back off (0.5 s doubling, -20 %
 # jitter at most), not loop (about 620 in 10 s before the fix).
 case_list_gone() {
-	local before after n bound
+	local before after n bound from
+	from=$(log_lines)
 	start_sched || { fail "list-gone: scheduler starts"; return; }
 	sleep 1
 	before=$(stat_of faults list/gone)
@@ -296,7 +288,8 @@ case_list_gone() {
 	# The most LISTs a backoff of 0.4 s (0.5 s less 20 %) doubling allows in 10 s, plus the first.
 	bound=$(awk 'BEGIN {t = 0; d = 0.4; n = 1; while (t + d <= 10) {t += d; d *= 2; n++} print n}')
 	check "list-gone: LISTs answered 410 back off ($n in 10 s, at most $bound)" test "$n" -ge 2 -a "$n" -le "$bound"
-	check "list-gone: the scheduler's log says it relists after a backoff" grep -q '410 Gone.*relisting after a backoff' "$log"
+	check "list-gone: the scheduler's log says it relists after a backoff" \
+		grep -q '410 Gone.*relisting after a backoff' <(log_since "$from")
 	stop_pid "$sched_pid"; sched_pid=
 }
 
@@ -377,13 +370,6 @@ EOF
 	k delete nodes -l e2e.kube-batchd.io/node=true >/dev/null 2>&1
 }
 
-# launch PORT LOG ARGS...: a daemon in the background (pid in $launched), not waited for.
-launch() {
-	local p=$1 l=$2; shift 2
-	"$bin" --kubeconfig "$work/sched-proxy.kubeconfig" --listen-address "127.0.0.1:$p" \
-		--schedule-period "$period" -v 2 "$@" >>"$l" 2>&1 &
-	launched=$!
-}
 # probe PORT PATH: "CODE BODY".
 probe() { curl -s -o "$work/probe.body" -w '%{http_code}' "http://127.0.0.1:$1$2" 2>/dev/null; echo " $(cat "$work/probe.body" 2>/dev/null)"; }
 
@@ -393,8 +379,7 @@ probe() { curl -s -o "$work/probe.body" -w '%{http_code}' "http://127.0.0.1:$1$2
 # standby's body says so; the leader's SIGTERM gives the lease up and the
 # standby becomes ready.
 case_probes() {
-	local out i ok p2=$((port + 1)) log2=$work/scheduler-2.log pid2
-	log=$work/scheduler.log
+	local out i ok p2=$((port + 1)) log2=$work/scheduler-2.log pid2 from
 	rule '{"class":"list","path":"^/api/v1/pods$","action":"delay","delay":"4s","times":1}' >/dev/null
 	launch "$port" "$log"; sched_pid=$launched
 	out=
@@ -411,6 +396,7 @@ case_probes() {
 	stop_pid "$sched_pid"; sched_pid=
 	clear_rules
 	# Two with leader election: one leads.
+	from=$(log_lines)
 	launch "$port" "$log" --leader-elect; sched_pid=$launched
 	for ((i = 0; i < 100; i++)); do [[ $(probe "$port" /readyz) == 200* ]] && break; sleep 0.1; done
 	launch "$p2" "$log2" --leader-elect; pid2=$launched
@@ -427,7 +413,7 @@ case_probes() {
 	ok=1
 	for ((i = 0; i < 100; i++)); do [[ $(probe "$p2" /readyz) == "200 ok: cache synced, leading" ]] && { ok=0; break; }; sleep 0.1; done
 	check "probes: after the leader's SIGTERM (lease given up) the standby leads within 10 s" test "$ok" = 0
-	check "probes: the leader's log says it gave the lease up" grep -qi 'releas' "$log"
+	check "probes: the leader's log says it gave the lease up" grep -q 'releasing lease' <(log_since "$from")
 	stop_pid "$pid2"
 }
 
@@ -447,7 +433,7 @@ partial_gangs() {
 }
 
 case_sigterm_burst() {
-	local ns i j g n=30 min=8 t0 t_exit t_restart took bad bound_at_term ok
+	local ns i j g n=30 min=8 t0 t_exit t_restart took bad bound_at_term ok from
 	ns=$(mkns e2e-term)
 	for i in 1 2 3 4; do node "t-node-$i" 64; done
 	"$tools/gangcheck" record -server "$KB_APISERVER_URL" -ca "$KB_CA_FILE" -token-file "$work/admin.token" \
@@ -461,6 +447,7 @@ case_sigterm_burst() {
 		done
 	done
 	k create -f "$work/burst.yaml" >/dev/null
+	from=$(log_lines)
 	start_sched --kube-api-qps 5 --kube-api-burst 1 || { fail "sigterm-burst: scheduler starts"; return; }
 	for ((i = 0; i < 200; i++)); do
 		bound_at_term=$(bound_count "$ns")
@@ -474,7 +461,8 @@ case_sigterm_burst() {
 	took=$(awk -v a="$t0" -v b="$t_exit" 'BEGIN {printf "%.1f", b - a}')
 	check "sigterm-burst: the daemon stopped within its bounds ($took s after SIGTERM, $bound_at_term of $((n * min)) bound then)" \
 		awk -v t="$took" 'BEGIN {exit !(t <= 12)}'
-	check "sigterm-burst: its log says what it abandoned" grep -q 'stopping: .* bindings not sent yet abandoned' "$log"
+	check "sigterm-burst: its log says what it abandoned" \
+		grep -q 'stopping: .* bindings not sent yet abandoned' <(log_since "$from")
 	bad=$(partial_gangs "$ns" "$min")
 	check "sigterm-burst: once it has exited, no gang is bound below minMember (${bad:-none})" test -z "$bad"
 	sleep 2
@@ -520,5 +508,5 @@ for c in "${cases[@]}"; do
 	*) fail "unknown case $c" ;;
 	esac
 done
-echo "faults: $passes passed, $fails failed"
+e2e_summary
 ((fails == 0))

@@ -69,22 +69,17 @@ def pod_requests(p):
     return total
 
 
-def arena_gpumem_in_pod(p):
-    """utils.GPUMemoryCountInPod: the containers' aliyun.com/gpu-mem limits."""
-    return sum(int(quantity((c.get("resources") or {}).get("limits", {}).get(MEM, 0)))
-               for c in p["spec"].get("containers", []))
-
-
-def arena_gpu_in_pod(p):
-    """utils.GPUCountInPod: the containers' nvidia.com/gpu limits."""
-    return sum(int(quantity((c.get("resources") or {}).get("limits", {}).get(GPU, 0)))
+def arena_limits_in_pod(p, res):
+    """The containers' limits of res: utils.GPUMemoryCountInPod for MEM,
+    utils.GPUCountInPod for GPU."""
+    return sum(int(quantity((c.get("resources") or {}).get("limits", {}).get(res, 0)))
                for c in p["spec"].get("containers", []))
 
 
 def arena_allocation(p):
     """utils.GetPodAllocation, without the newer JSON allocation annotation."""
     idx = (p["metadata"].get("annotations") or {}).get("ALIYUN_COM_GPU_MEM_IDX", "")
-    return {idx: arena_gpumem_in_pod(p)} if idx != "" else {}
+    return {idx: arena_limits_in_pod(p, MEM)} if idx != "" else {}
 
 
 def main():
@@ -93,9 +88,10 @@ def main():
     bad = []
     live = [p for p in pods if p["spec"].get("nodeName")
             and p.get("status", {}).get("phase") not in ("Succeeded", "Failed")]
-    by_node = {}
+    by_node, reqs = {}, {}
     for p in live:
         by_node.setdefault(p["spec"]["nodeName"], []).append(p)
+        reqs[id(p)] = pod_requests(p)
     now_ns = time.time() * 1e9
     for n in nodes:
         name = n["metadata"]["name"]
@@ -109,7 +105,7 @@ def main():
         on = by_node.get(name, [])
         used = {}
         for p in on:
-            for k, v in pod_requests(p).items():
+            for k, v in reqs[id(p)].items():
                 used[k] = used.get(k, 0) + v
         for k, v in used.items():
             if k in alloc and v > alloc[k] + 1e-9:
@@ -121,7 +117,7 @@ def main():
         per_dev = int(alloc.get(MEM, 0)) // count if count else 0
         dev_used = {}
         for p in on:
-            mem = pod_requests(p).get(MEM, 0)
+            mem = reqs[id(p)].get(MEM, 0)
             if mem <= 0:
                 continue
             key = p["metadata"]["namespace"] + "/" + p["metadata"]["name"]
@@ -158,7 +154,7 @@ def main():
             for p in on:
                 for gid, m in arena_allocation(p).items():
                     devs[gid] = devs.get(gid, 0) + m
-            asked = sum(arena_gpumem_in_pod(p) for p in on)
+            asked = sum(arena_limits_in_pod(p, MEM) for p in on)
             print(f"arena top node -d {name}: GPU mode share, TotalGPUs {total_gpus}, "
                   f"TotalMemory(GiB) {total_mem:g}, AllocatedGPUs {len(devs)}, "
                   f"AllocatedMemory(GiB) {sum(devs.values())}")
@@ -174,7 +170,7 @@ def main():
                            f"its pods ask {asked} (a pod without ALIYUN_COM_GPU_MEM_IDX is invisible)")
         elif alloc.get(GPU, 0) > 0:
             total = int(cap.get(GPU, 0))
-            used_gpus = sum(arena_gpu_in_pod(p) for p in on)
+            used_gpus = sum(arena_limits_in_pod(p, GPU) for p in on)
             print(f"arena top node -d {name}: GPU mode exclusive, TotalGPUs {total}, UsedGPUs {used_gpus}/{total}")
             if used_gpus > total:
                 bad.append(f"arena: node {name} UsedGPUs {used_gpus}/{total}")

@@ -32,50 +32,25 @@
 # down at the end unless --keep), KUBE_BATCHD (the binary).
 set -uo pipefail
 
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-root=$(cd "$here/../.." && pwd)
-build=$root/build
-keep=0
-cases=()
-while (($#)); do
-	case $1 in
-	--build) build=$2; shift 2 ;;
-	--keep) keep=1; shift ;;
-	-h | --help) sed -n '2,31p' "$0"; exit 0 ;;
-	*) cases+=("$1"); shift ;;
-	esac
-done
+e2e_name=k8s-gang e2e_help_end=32
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+e2e_args "$@"
+cases=("${e2e_cases[@]}")
 ((${#cases[@]})) || cases=(gang too-big job fair log)
-for tool in go kubectl curl openssl flock setsid; do
-	command -v "$tool" >/dev/null || { echo "k8s-gang: SKIP: $tool not found" >&2; exit 77; }
-done
+e2e_need go kubectl curl openssl flock setsid
 [[ -x $root/tests/cluster/up ]] || { echo "k8s-gang: SKIP: no tests/cluster/up" >&2; exit 77; }
-bin=${KUBE_BATCHD:-$build/cmd/kube-batchd}
-[[ -x $bin ]] || { echo "k8s-gang: no binary at $bin (build first, or set KUBE_BATCHD)" >&2; exit 2; }
-
-fails=0 passes=0
-pass() { echo "PASS: $*"; passes=$((passes + 1)); }
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-check() { local what=$1; shift; if "$@"; then pass "$what"; else fail "$what"; fi; }
-
-own_dir=0
-if [[ -n ${KB_E2E_DIR:-} ]]; then
-	dir=$KB_E2E_DIR
-else
-	dir=$(mktemp -d /tmp/kb-e2e-k8s.XXXXXX)
-	own_dir=1
-fi
+e2e_binary
+e2e_dir kb-e2e-k8s
 sched_pid=
+stop_sched() {
+	[[ -n $sched_pid ]] || return 0
+	kill -TERM "$sched_pid" 2>/dev/null
+	wait "$sched_pid" 2>/dev/null
+	sched_pid=
+}
 cleanup() {
-	declare -F stop_sched >/dev/null && stop_sched
-	if ((own_dir && !keep)); then
-		"$root/tests/cluster/down" --keep-logs "$dir" >/dev/null 2>&1 || true
-		if ((fails == 0)); then
-			rm -rf "$dir"
-		else
-			echo "k8s-gang: logs kept in $dir" >&2
-		fi
-	fi
+	stop_sched
+	e2e_release_dir
 }
 trap cleanup EXIT
 
@@ -106,32 +81,14 @@ queues:
   weight: 1
   namespaces: [$ns_fair_b]
 EOF
-sched_port=
-for ((i = 0; i < 200; i++)); do
-	p=$((20000 + RANDOM % 12000))
-	if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then sched_port=$p; break; fi
-done
-[[ -n $sched_port ]] || { fail "a free port for kube-batchd"; exit 1; }
+e2e_free_port || { fail "a free port for kube-batchd"; exit 1; }
 sched_log=$dir/kube-batchd.log
 start_sched() {
-	"$bin" --kubeconfig "$dir/scheduler.kubeconfig" --listen-address "127.0.0.1:$sched_port" \
+	"$bin" --kubeconfig "$dir/scheduler.kubeconfig" --listen-address "127.0.0.1:$port" \
 		--schedule-period 200ms -v 2 --scheduler-conf "$here/fixtures/scheduler.conf" \
 		--queue-conf "$dir/queues.yaml" >>"$sched_log" 2>&1 &
 	sched_pid=$!
-	local i
-	for ((i = 0; i < 150; i++)); do
-		[[ $(curl -s "http://127.0.0.1:$sched_port/healthz" 2>/dev/null) == ok ]] && return 0
-		kill -0 "$sched_pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	tail -20 "$sched_log" >&2
-	return 1
-}
-stop_sched() {
-	[[ -n $sched_pid ]] || return 0
-	kill -TERM "$sched_pid" 2>/dev/null
-	wait "$sched_pid" 2>/dev/null
-	sched_pid=
+	e2e_wait_healthy "$port" "$sched_pid" "$sched_log"
 }
 
 # ---- helpers ----------------------------------------------------------------
@@ -391,5 +348,6 @@ for c in "${cases[@]}"; do
 	esac
 done
 
-echo "k8s-gang: $passes passed, $fails failed ($((SECONDS - t0)) s)"
+echo "  $((SECONDS - t0)) s in all"
+e2e_summary
 ((fails == 0))

@@ -8,13 +8,15 @@
 #   e2e_need kubectl curl ...     # exit 77 (skip) when a tool is missing
 #   e2e_binary                    # $bin: KUBE_BATCHD or BUILD/cmd/kube-batchd
 #   e2e_dir kb-twin               # $dir: KB_E2E_DIR or a fresh temp dir
+#   e2e_free_port                 # $port: one nothing listens on (127.0.0.1)
+#   e2e_wait_healthy PORT PID LOG # the daemon's /healthz says ok
 #   ... pass / fail / skip / check "what" COMMAND... ...
 #   e2e_release_dir               # in the EXIT trap: the control plane down
 #   e2e_invariants NODES.json PODS.json  # no node over allocatable (gpu_check.py)
 #   e2e_summary                   # "NAME: N passed, N failed[, N skipped]"
 #
 # Variables it sets: here, root, build, keep, e2e_cases, bin, dir, own_dir,
-# passes, fails, skips.
+# passes, fails, skips, port.
 
 here=$(cd "$(dirname "${BASH_SOURCE[1]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -64,6 +66,32 @@ e2e_dir() {
 		dir=$(mktemp -d "/tmp/$1.XXXXXX")
 		own_dir=1
 	fi
+}
+
+# e2e_free_port: $port, a port in 20000-29999 that nothing on 127.0.0.1
+# listens on (200 tries; 1 when none was found).
+e2e_free_port() {
+	local i
+	for ((i = 0; i < 200; i++)); do
+		port=$((20000 + RANDOM % 10000))
+		(exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null || return 0
+	done
+	return 1
+}
+
+# e2e_wait_healthy PORT PID LOG [SCHEME]: waits up to 15 s until the daemon
+# PID listening on PORT answers /healthz "ok" (its cache is synced; SCHEME
+# https for a server with its own certificate, as kube-scheduler); when it
+# does not, or PID exits, prints the last lines of its LOG and returns 1.
+e2e_wait_healthy() {
+	local i scheme=${4:-http}
+	for ((i = 0; i < 150; i++)); do
+		[[ $(curl -sk "$scheme://127.0.0.1:$1/healthz" 2>/dev/null) == ok ]] && return 0
+		kill -0 "$2" 2>/dev/null || break
+		sleep 0.1
+	done
+	tail -20 "$3" >&2
+	return 1
 }
 
 # The control plane down and its directory removed, unless --keep, it was

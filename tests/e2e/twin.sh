@@ -79,8 +79,7 @@ esac
 rm -f "$dir.up.log"
 admin=$dir/admin.kubeconfig
 k() { kubectl --kubeconfig "$admin" "$@"; }
-port=$((20000 + RANDOM % 10000))
-while (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do port=$((20000 + RANDOM % 10000)); done
+e2e_free_port || { fail "a free port for kube-batchd"; exit 1; }
 
 # start_sched SCENARIO_DIR: the daemon with the scenario's configuration, a
 # session once changes have stopped for 1 s and a period of 5 s, which
@@ -90,7 +89,7 @@ while (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do port=$((20000 + RANDO
 # its cache is synced.
 start_sched() {
 	[[ $counterpart == kube-scheduler ]] && { start_kube_scheduler "$1"; return; }
-	local s=$1 args=() i
+	local s=$1 args=()
 	[[ -f $s/scheduler-conf.yaml ]] && args+=(--scheduler-conf "$s/scheduler-conf.yaml")
 	[[ -f $s/queue-conf.yaml ]] && args+=(--queue-conf "$s/queue-conf.yaml")
 	sched_log=$dir/$(basename "$s").log
@@ -98,20 +97,13 @@ start_sched() {
 		--schedule-delay 1s --schedule-period 5s -v 2 "${args[@]}" ${KB_TWIN_DAEMON_ARGS:-} \
 		>"$sched_log" 2>&1 &
 	sched_pid=$!
-	for ((i = 0; i < 150; i++)); do
-		[[ $(curl -s "http://127.0.0.1:$port/healthz" 2>/dev/null) == ok ]] && return 0
-		kill -0 "$sched_pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	tail -20 "$sched_log" >&2
-	return 1
+	e2e_wait_healthy "$port" "$sched_pid" "$sched_log"
 }
 
 # start_kube_scheduler SCENARIO_DIR: upstream kube-scheduler, its one profile
 # named kube-batchd (the scenarios' schedulerName), no leader election;
 # waits for its /healthz.
 start_kube_scheduler() {
-	local i
 	sched_log=$dir/$(basename "$1").log
 	cat >"$dir/kube-scheduler.yaml" <<EOF
 apiVersion: kubescheduler.config.k8s.io/v1
@@ -124,13 +116,7 @@ EOF
 	"$kube_scheduler" --config "$dir/kube-scheduler.yaml" --bind-address 127.0.0.1 \
 		--secure-port "$port" -v 2 >"$sched_log" 2>&1 &
 	sched_pid=$!
-	for ((i = 0; i < 300; i++)); do
-		[[ $(curl -sk "https://127.0.0.1:$port/healthz" 2>/dev/null) == ok ]] && return 0
-		kill -0 "$sched_pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	tail -20 "$sched_log" >&2
-	return 1
+	e2e_wait_healthy "$port" "$sched_pid" "$sched_log" https
 }
 
 # why_skip SCENARIO_DIR: prints why the scenario is not compared, or nothing.
