@@ -14,6 +14,7 @@
 #include "base/log.h"
 #include "base/strmap.h"
 #include "api/jobstatus.h"
+#include "plugins/gpushare.h"
 
 #define MSG_MAX 1000 /* core/v1 Event messages are limited to 1024 bytes */
 
@@ -690,13 +691,13 @@ static void gpushare_annotations(const kb_snapshot *snap, const kb_task *t, cons
 				 json_t *meta)
 {
 	int r = kb_resnames_find(&snap->resnames, KB_RES_GPUSHARE_MEM);
-	if (r < 0 || t->req.q[r] <= 0 || !t->gpu_mask || n->gpushare_count <= 0)
+	int64_t per_device = kb_gpushare_device_mem(n, r);
+	if (r < 0 || t->req.q[r] <= 0 || !t->gpu_mask || per_device <= 0)
 		return;
 	char idx[16], pod[32], dev[32], at[32];
 	(void)snprintf(idx, sizeof(idx), "%d", __builtin_ctz(t->gpu_mask));
 	(void)snprintf(pod, sizeof(pod), "%lld", (long long)(t->req.q[r] / 1000));
-	(void)snprintf(dev, sizeof(dev), "%lld",
-		       (long long)(n->allocatable.q[r] / 1000 / n->gpushare_count));
+	(void)snprintf(dev, sizeof(dev), "%lld", (long long)(per_device / 1000));
 	(void)snprintf(at, sizeof(at), "%" PRId64, wall_ns());
 	json_object_set_new(meta, "annotations",
 			    json_pack("{s:s, s:s, s:s, s:s, s:s}", KB_ANN_GPUSHARE_IDX, idx,

@@ -17,13 +17,16 @@ struct kb_gpushare {
 	int8_t *held; /* per task: the device booked for it, or -1 */
 };
 
-/* One device's gpu-mem on node n, in milli-units (whole units, rounded
- * down as the extender does), or 0 when the node shares none. */
+int64_t kb_gpushare_device_mem(const kb_node *n, int mem_res)
+{
+	if (mem_res < 0 || n->gpushare_count <= 0 || n->allocatable.q[mem_res] <= 0)
+		return 0;
+	return n->allocatable.q[mem_res] / 1000 / n->gpushare_count * 1000;
+}
+
 static int64_t device_mem(const kb_gpushare *g, const kb_node *n)
 {
-	if (n->gpushare_count <= 0 || n->allocatable.q[g->mem_res] <= 0)
-		return 0;
-	return n->allocatable.q[g->mem_res] / 1000 / n->gpushare_count * 1000;
+	return kb_gpushare_device_mem(n, g->mem_res);
 }
 
 static int ndevices(const kb_node *n)

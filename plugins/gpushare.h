@@ -34,6 +34,13 @@
 
 typedef struct kb_gpushare kb_gpushare;
 
+/* One device's aliyun.com/gpu-mem on node n (slot mem_res), in
+ * milli-units: whole units of the node's total divided by its
+ * aliyun.com/gpu-count, rounded down as the extender computes it; 0 when
+ * the node shares none. What the pod annotation ALIYUN_COM_GPU_MEM_DEV
+ * says. O(1). */
+int64_t kb_gpushare_device_mem(const kb_node *n, int mem_res);
+
 /* The session's state, or NULL when no pod or node mentions
  * aliyun.com/gpu-mem (then every other call is skipped). -ENOMEM in err. */
 int kb_gpushare_open(kb_session *ssn, kb_gpushare **ret, kb_err *err);
