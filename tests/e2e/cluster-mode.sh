@@ -295,7 +295,7 @@ spec:
 EOF
 }
 case_gpu_sharing() {
-	local ns i idx
+	local ns i idx n
 	ns=$(mkns e2e-share)
 	gpu_node s-ts '{kubernetes.io/hostname: s-ts, e2e.kube-batchd.io/node: "true", nvidia.com/gpu.product: Tesla-T4-SHARED, nvidia.com/gpu.count: "2", nvidia.com/gpu.replicas: "4", nvidia.com/gpu.sharing-strategy: time-slicing}' \
 		'{cpu: "16", memory: 64Gi, pods: "110", nvidia.com/gpu: "8"}'
@@ -332,7 +332,8 @@ EOF
 	# + 2 MIG slices.
 	check "gpu-sharing: 15 of the 19 kube-batchd pods bound (time-sliced, gpushare, shares, MIG)" wait_bound "$ns" 16 30
 	sleep 2 # more sessions: nothing more may be bound
-	check "gpu-sharing: still 16 pods bound after more sessions (got $(bound_count "$ns"))" test "$(bound_count "$ns")" = 16
+	n=$(bound_count "$ns")
+	check "gpu-sharing: still 16 pods bound after more sessions (got $n)" test "$n" = 16
 	k get nodes -o json >"$dir/gpu-nodes.json"
 	k get pods -A -o json >"$dir/gpu-pods.json"
 	check "gpu-sharing: allocatable never exceeded, gpushare annotations as its device plugin reads them, Arena's view consistent" \

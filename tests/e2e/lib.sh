@@ -8,7 +8,7 @@
 #   e2e_need kubectl curl ...     # exit 77 (skip) when a tool is missing
 #   e2e_binary                    # $bin: KUBE_BATCHD or BUILD/cmd/kube-batchd
 #   e2e_dir kb-twin               # $dir: KB_E2E_DIR or a fresh temp dir
-#   e2e_free_port                 # $port: one nothing listens on (127.0.0.1)
+#   e2e_free_port [VAR]           # $port (or $VAR): one nothing listens on (127.0.0.1)
 #   e2e_wait_healthy PORT PID LOG # the daemon's /healthz says ok
 #   ... pass / fail / skip / check "what" COMMAND... ...
 #   e2e_release_dir               # in the EXIT trap: the control plane down
@@ -68,13 +68,20 @@ e2e_dir() {
 	fi
 }
 
-# e2e_free_port: $port, a port in 20000-29999 that nothing on 127.0.0.1
-# listens on (200 tries; 1 when none was found).
+# e2e_free_port [VAR]: sets VAR (default: port) to a port in 20000-29999
+# that nothing on 127.0.0.1 listens on and that no earlier call handed out
+# (200 tries; 1 when none was found).
+e2e_ports_given=" "
 e2e_free_port() {
-	local i
+	local i p
 	for ((i = 0; i < 200; i++)); do
-		port=$((20000 + RANDOM % 10000))
-		(exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null || return 0
+		p=$((20000 + RANDOM % 10000))
+		[[ $e2e_ports_given == *" $p "* ]] && continue
+		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+			e2e_ports_given+="$p "
+			printf -v "${1:-port}" %s "$p"
+			return 0
+		fi
 	done
 	return 1
 }

@@ -79,22 +79,6 @@ source "$dir/cluster.env"
 admin=$dir/admin.kubeconfig
 k() { kubectl --kubeconfig "$admin" "$@"; }
 
-# free_port VAR: a port nobody listens on, in 20000-31999.
-used_ports=" "
-free_port() {
-	local p i
-	for ((i = 0; i < 200; i++)); do
-		p=$((20000 + RANDOM % 12000))
-		[[ $used_ports == *" $p "* ]] && continue
-		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
-			used_ports+="$p "
-			printf -v "$1" %s "$p"
-			return 0
-		fi
-	done
-	echo "no free port" >&2
-	return 1
-}
 run=$(printf '%04x' $((RANDOM % 65536)))
 mkns() { k create namespace "$1-$run" >/dev/null && echo "$1-$run"; }
 
@@ -111,21 +95,14 @@ queues:
   capability: {cpu: "2", nvidia.com/gpu: "1"}
   namespaces: [op-mpi-tiny-$run]
 EOF
-free_port sched_port
+e2e_free_port sched_port || { fail "a free port for kube-batchd"; exit 1; }
 start_sched() {
 	sched_log=$dir/kube-batchd.log
 	"$bin" --kubeconfig "$dir/scheduler.kubeconfig" --listen-address "127.0.0.1:$sched_port" \
 		--schedule-period 200ms -v 2 --scheduler-conf "$fixtures/scheduler.conf" \
 		--queue-conf "$dir/queues.yaml" >>"$sched_log" 2>&1 &
 	sched_pid=$!
-	local i
-	for ((i = 0; i < 150; i++)); do
-		[[ $(curl -s "http://127.0.0.1:$sched_port/healthz" 2>/dev/null) == ok ]] && return 0
-		kill -0 "$sched_pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	tail -20 "$sched_log" >&2
-	return 1
+	e2e_wait_healthy "$sched_port" "$sched_pid" "$sched_log"
 }
 stop_sched() {
 	[[ -n $sched_pid ]] || return 0
@@ -264,7 +241,7 @@ install_training_operator() {
 # there. Waits for /readyz (certificates in place, controllers starting).
 start_training_operator() {
 	local mode=$1 certs=$dir/training-operator-certs crt i wrap=() target
-	free_port op_metrics && free_port op_probe && free_port op_webhook || return 1
+	e2e_free_port op_metrics && e2e_free_port op_probe && e2e_free_port op_webhook || return 1
 	rm -rf "$certs"; mkdir -p "$certs"
 	target=$certs
 	if unshare -m true 2>/dev/null; then
@@ -440,14 +417,17 @@ EOF
 	sleep 4
 	s1=$(metric kube_batchd_sessions_total)
 	check "foreign: kube-batchd ran sessions since the group was made ($s0 -> $s1)" test "${s1:-0}" -gt "${s0:-0}"
-	check "foreign: none of the volcano pods is bound" test "$(k get pods -n "$ns" -o jsonpath='{range .items[*]}{.spec.nodeName}{end}')" = ""
+	# A kubectl that fails says so (never an empty answer that passes).
+	nodes=$(k get pods -n "$ns" -o jsonpath='{range .items[*]}{.spec.nodeName}{end}') || nodes="(kubectl failed)"
+	check "foreign: none of the volcano pods is bound (nodes: '${nodes}')" test -z "$nodes"
 	# Nothing but kube-batchd could write it here (no volcano runs): its
 	# status must stay as made (none), and no field manager but kubectl's.
 	st=$(k get podgroups.scheduling.volcano.sh vc-job -n "$ns" -o jsonpath='{.status}' 2>&1 || echo "not found")
 	mf=$(k get podgroups.scheduling.volcano.sh vc-job -n "$ns" --show-managed-fields -o jsonpath='{range .metadata.managedFields[*]}{.manager} {end}')
 	check "foreign: the volcano PodGroup's status is not written (status '${st}', field managers: $mf)" \
 		test -z "$st" -a "$mf" = "kubectl-create "
-	ev=$(k get events -n "$ns" -o jsonpath='{range .items[*]}{.involvedObject.kind}/{.involvedObject.name} {.reason}; {end}')
+	ev=$(k get events -n "$ns" -o jsonpath='{range .items[*]}{.involvedObject.kind}/{.involvedObject.name} {.reason}; {end}') ||
+		ev="(kubectl failed)"
 	check "foreign: no Event about the PodGroup or its pods (got: ${ev:-none})" test -z "$ev"
 	# volcano binds them: 4 of the node's 4 cpu.
 	for i in 0 1; do
