@@ -40,6 +40,10 @@ static void check_invariants(const kb_session *ssn)
 		fprintf(stderr, "kube-batchd: snapshot invariant broken: %s\n", why);
 		assert(!"snapshot invariant broken");
 	}
+	if (!kb_topo_check(ssn, why, sizeof(why))) {
+		fprintf(stderr, "kube-batchd: network-domain index invariant broken: %s\n", why);
+		assert(!"network-domain index invariant broken");
+	}
 #else
 	(void)ssn;
 #endif
