@@ -18,7 +18,7 @@
 
 /* ---- which kind ------------------------------------------------------------------ */
 
-static kb_kind kind_of(const char *api_version, const char *kind)
+kb_kind kb_kind_of(const char *api_version, const char *kind)
 {
 	bool core = strcmp(api_version, "v1") == 0;
 	if (strcmp(kind, "Node") == 0)
@@ -41,6 +41,21 @@ static kb_kind kind_of(const char *api_version, const char *kind)
 		return strcmp(api_version, "scheduling.k8s.io/v1alpha1") == 0 ? KB_KIND_WORKLOAD
 									   : KB_KIND_OTHER;
 	return KB_KIND_OTHER;
+}
+
+const char *kb_kind_name(kb_kind kind)
+{
+	static const char *const names[] = {
+		[KB_KIND_OTHER] = "object",
+		[KB_KIND_NODE] = "Node",
+		[KB_KIND_POD] = "Pod",
+		[KB_KIND_PODGROUP] = "PodGroup",
+		[KB_KIND_QUEUE] = "Queue",
+		[KB_KIND_PRIORITY_CLASS] = "PriorityClass",
+		[KB_KIND_NAMESPACE] = "Namespace",
+		[KB_KIND_WORKLOAD] = "Workload",
+	};
+	return (unsigned)kind < sizeof(names) / sizeof(names[0]) ? names[kind] : "object";
 }
 
 /* ---- apiVersion and kind ---------------------------------------------------------- */
@@ -306,7 +321,7 @@ static int dec_document(dec_ctx *d, const char *default_api_version, const char 
 	if ((r = dec_str_or_default(d, "apiVersion", default_api_version, &o->api_version)) < 0 ||
 	    (r = dec_str_or_default(d, "kind", default_kind, &o->kind_name)) < 0)
 		return r;
-	o->kind = kind_of(o->api_version, o->kind_name);
+	o->kind = kb_kind_of(o->api_version, o->kind_name);
 	d->kind = o->kind_name;
 	if ((r = dec_meta(d)) < 0)
 		return r;

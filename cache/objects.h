@@ -146,6 +146,15 @@ typedef enum kb_kind {
 	KB_KIND_WORKLOAD, /* scheduling.k8s.io/v1alpha1 Workload */
 } kb_kind;
 
+/* The kind of an object of this apiVersion and kind: KB_KIND_OTHER for one
+ * kube-batchd does not read (a Pod of another group, a later Workload, ...).
+ * O(1) string compares. */
+kb_kind kb_kind_of(const char *api_version, const char *kind);
+
+/* The kind's name as the API spells it ("Node", ...); "object" for
+ * KB_KIND_OTHER. O(1). */
+const char *kb_kind_name(kb_kind kind);
+
 typedef struct kb_meta {
 	const char *name;
 	const char *ns; /* "" for cluster-scoped objects */

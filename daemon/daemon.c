@@ -183,24 +183,6 @@ static void poke(daemon_state *d);
 
 /* ---- the reflectors -------------------------------------------------------------- */
 
-static const char *kind_label(kb_kind kind)
-{
-	switch (kind) {
-	case KB_KIND_NODE:
-		return "Node";
-	case KB_KIND_POD:
-		return "Pod";
-	case KB_KIND_PODGROUP:
-		return "PodGroup";
-	case KB_KIND_QUEUE:
-		return "Queue";
-	case KB_KIND_PRIORITY_CLASS:
-		return "PriorityClass";
-	default:
-		return "object";
-	}
-}
-
 static void on_upsert(void *ctx, kb_object *obj)
 {
 	daemon_state *d = ctx;
@@ -209,7 +191,7 @@ static void on_upsert(void *ctx, kb_object *obj)
 	kb_kind kind = obj->kind;
 	if (kb_cluster_undecodable(&d->cluster, kind, obj->meta.key))
 		kb_info("%s \"%s\" decodes again (resourceVersion %s): usable for placement again",
-			kind_label(kind), obj->meta.key, obj->meta.resource_version);
+			kb_kind_name(kind), obj->meta.key, obj->meta.resource_version);
 	/* The store says which changes may make work (cache/cluster.h); the
 	 * rest (echoes of our bindings and status writes, kubelets' statuses,
 	 * heartbeats) wait for the period. */
@@ -258,7 +240,7 @@ static void on_undecodable(void *ctx, kb_kind kind, const char *key, const kb_er
 	const char *msg = err && err->msg[0] ? err->msg : "does not decode";
 	if (r == -ENOENT) {
 		kb_warn("%s (a new %s): skipped, unknown to kube-batchd until a version decodes; "
-			"fix the field named", msg, kind_label(kind));
+			"fix the field named", msg, kb_kind_name(kind));
 		return;
 	}
 	if (was) {
@@ -267,7 +249,7 @@ static void on_undecodable(void *ctx, kb_kind kind, const char *key, const kb_er
 	}
 	kb_warn("%s (the API's latest version of %s \"%s\"; the cache's copy is out of date): "
 		"%s until a version decodes; fix the field named",
-		msg, kind_label(kind), key, undecodable_effect(kind));
+		msg, kb_kind_name(kind), key, undecodable_effect(kind));
 	poke(d);
 }
 

@@ -101,26 +101,6 @@ static void start_watch(kb_reflector *r);
 
 /* ---- helpers ------------------------------------------------------------- */
 
-static kb_kind kind_from_name(const char *kind)
-{
-	static const struct {
-		const char *name;
-		kb_kind kind;
-	} kinds[] = {
-		{"Node", KB_KIND_NODE},
-		{"Pod", KB_KIND_POD},
-		{"PodGroup", KB_KIND_PODGROUP},
-		{"Queue", KB_KIND_QUEUE},
-		{"PriorityClass", KB_KIND_PRIORITY_CLASS},
-		{"Namespace", KB_KIND_NAMESPACE},
-		{"Workload", KB_KIND_WORKLOAD},
-	};
-	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
-		if (strcmp(kinds[i].name, kind) == 0)
-			return kinds[i].kind;
-	return KB_KIND_OTHER;
-}
-
 static uint64_t rng_next(kb_reflector *r)
 {
 	/* xorshift64* */
@@ -768,7 +748,7 @@ kb_reflector *kb_reflector_new(kb_kube_client *c, struct ev_loop *loop, const ch
 	r->resnames = resnames;
 	r->h = *h;
 	r->ctx = ctx;
-	r->kkind = kind_from_name(kind);
+	r->kkind = kb_kind_of(api_version, kind);
 	r->backoff = BACKOFF_MIN;
 	r->rng = (uint64_t)(ev_time() * 1e6) ^ ((uint64_t)(uintptr_t)r << 17) ^ 0x9E3779B97F4A7C15ULL;
 	if (!r->rng)
