@@ -42,12 +42,6 @@ e2e_need go kubectl curl openssl flock setsid
 e2e_binary
 e2e_dir kb-e2e-k8s
 sched_pid=
-stop_sched() {
-	[[ -n $sched_pid ]] || return 0
-	kill -TERM "$sched_pid" 2>/dev/null
-	wait "$sched_pid" 2>/dev/null
-	sched_pid=
-}
 cleanup() {
 	stop_sched
 	e2e_release_dir
@@ -155,15 +149,6 @@ holds_nothing() {
 	done
 	echo "  $ns/$sel: at most $max bound over $secs s"
 	((max == 0))
-}
-wait_for() {
-	local secs=$1 start=$SECONDS
-	shift
-	while ((SECONDS - start < secs)); do
-		"$@" >/dev/null 2>&1 && return 0
-		sleep 0.25
-	done
-	return 1
 }
 pg_cond() { k get "$PG" "$2" -n "$1" -o jsonpath="{.status.conditions[?(@.type==\"PodGroupInitiallyScheduled\")].$3}"; }
 pod_reason() { k get pod "$2" -n "$1" -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].message}'; }

@@ -13,6 +13,7 @@
 #   ... pass / fail / skip / check "what" COMMAND... ...
 #   e2e_release_dir               # in the EXIT trap: the control plane down
 #   e2e_invariants NODES.json PODS.json  # no node over allocatable (gpu_check.py)
+#   stop_sched, wait_for SECONDS CMD...   # the daemon in $sched_pid stopped; polling
 #   e2e_summary                   # "NAME: N passed, N failed[, N skipped]"
 #
 # Variables it sets: here, root, build, keep, e2e_cases, bin, dir, own_dir,
@@ -55,6 +56,28 @@ e2e_need() {
 e2e_binary() {
 	bin=${KUBE_BATCHD:-$build/cmd/kube-batchd}
 	[[ -x $bin ]] || { echo "$e2e_name: no binary at $bin (build first, or set KUBE_BATCHD)" >&2; exit 2; }
+}
+
+# stop_sched: the daemon started into $sched_pid stopped (TERM) and waited
+# for; nothing when none runs. A script that needs more defines its own
+# after sourcing this file.
+stop_sched() {
+	[[ -n ${sched_pid:-} ]] || return 0
+	kill -TERM "$sched_pid" 2>/dev/null
+	wait "$sched_pid" 2>/dev/null
+	sched_pid=
+}
+
+# wait_for SECONDS COMMAND...: until COMMAND succeeds (its output dropped),
+# tried every 0.25 s; 1 when the time runs out.
+wait_for() {
+	local secs=$1 start=$SECONDS
+	shift
+	while ((SECONDS - start < secs)); do
+		"$@" >/dev/null 2>&1 && return 0
+		sleep 0.25
+	done
+	return 1
 }
 
 # e2e_dir PREFIX: the control plane's directory.

@@ -104,12 +104,6 @@ start_sched() {
 	sched_pid=$!
 	e2e_wait_healthy "$sched_port" "$sched_pid" "$sched_log"
 }
-stop_sched() {
-	[[ -n $sched_pid ]] || return 0
-	kill -TERM "$sched_pid" 2>/dev/null
-	wait "$sched_pid" 2>/dev/null
-	sched_pid=
-}
 metric() { curl -s "http://127.0.0.1:$sched_port/metrics" | awk -v m="$1" '$1 == m {print $2}'; }
 
 # ---- the cluster -----------------------------------------------------------
@@ -167,16 +161,6 @@ holds_nothing() {
 	done
 	echo "  $ns/$sel: at most $max bound over $secs s ($(count_pods "$ns" "$sel") pods exist)"
 	((max == 0))
-}
-# wait_for SECONDS COMMAND...: until COMMAND succeeds.
-wait_for() {
-	local secs=$1 start=$SECONDS
-	shift
-	while ((SECONDS - start < secs)); do
-		"$@" >/dev/null 2>&1 && return 0
-		sleep 0.25
-	done
-	return 1
 }
 # established CRD...: until each CRD is Established (kubectl wait refuses a
 # CRD whose status has no conditions yet, right after its creation).

@@ -47,12 +47,6 @@ e2e_need kubectl curl python3 flock setsid openssl
 e2e_binary
 e2e_dir kb-twin
 sched_pid=
-stop_sched() {
-	[[ -n $sched_pid ]] || return 0
-	kill -TERM "$sched_pid" 2>/dev/null
-	wait "$sched_pid" 2>/dev/null
-	sched_pid=
-}
 cleanup() {
 	stop_sched
 	e2e_release_dir
