@@ -25,6 +25,15 @@ typedef struct kb_effects {
 	 * session's clock (wall time in cluster mode, virtual in simulation). */
 	int (*bind)(void *ctx, const kb_snapshot *snap, int64_t now_ms, const kb_task *task,
 		    const kb_node *node);
+	/* Before a placed task is bound, its claims still to bind must be
+	 * (scheduler/volumes.h): for each vol->to_bind[i], bind it to
+	 * snap->pvs[picks[i]], or when picks[i] < 0 have it provisioned on
+	 * node. Returns 1 when the claims are bound at once (the simulator's
+	 * PV controller: the task may be bound now), 0 when the writes are
+	 * under way (it is bound in a later session, once the claims show
+	 * bound), or -errno. */
+	int (*bind_volumes)(void *ctx, const kb_snapshot *snap, int64_t now_ms, const kb_task *task,
+			    const kb_node *node, const kb_task_volumes *vol, const int32_t *picks);
 	/* Evict a running task (preempt/reclaim). reason names the preemptor. */
 	int (*evict)(void *ctx, const kb_snapshot *snap, int64_t now_ms, const kb_task *task,
 		     const char *reason);

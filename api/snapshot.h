@@ -37,6 +37,12 @@ typedef struct kb_snapshot {
 	 * affinity's namespaceSelector); NULL and 0 when none. */
 	const kb_namespace *namespaces;
 	uint32_t nnamespaces;
+	/* Volumes (api/types.h, cache/volumes.h): task_vol[t] for each task,
+	 * NULL for a task whose volumes ask nothing; task_vol itself NULL when
+	 * no task has claims. pvs: the volumes claims may be matched with. */
+	const kb_task_volumes *const *task_vol;
+	const kb_pv *pvs;
+	uint32_t npvs;
 	/* Task indices grouped by job: job j owns job_tasks[j.first_task ..]. */
 	uint32_t *job_tasks;
 	/* Sum of every schedulable (ready, not cordoned) node's allocatable. */

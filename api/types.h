@@ -371,6 +371,91 @@ typedef struct kb_node {
 	int32_t gpushare_count;            /* aliyun.com/gpu-count (plugins/gpushare.c), or 0 */
 } kb_node;
 
+/* ---- volumes ---------------------------------------------------------------------- */
+
+/* Claims per pod kube-batchd binds; a pod with more waits, saying so. */
+#define KB_MAX_POD_CLAIMS 64
+
+/* PersistentVolume access modes, as bits (kb_pv.access_modes,
+ * kb_claim_need.access_modes). */
+#define KB_ACCESS_RWO 1u  /* ReadWriteOnce */
+#define KB_ACCESS_ROX 2u  /* ReadOnlyMany */
+#define KB_ACCESS_RWX 4u  /* ReadWriteMany */
+#define KB_ACCESS_RWOP 8u /* ReadWriteOncePod */
+
+/* A PersistentVolume a claim waiting for its first consumer may be matched
+ * with: Available, not being deleted (or already pre-bound to such a
+ * claim). The cache builds them (cache/volumes.h); strings are the
+ * cache's. */
+typedef struct kb_pv {
+	const char *name;
+	const char *resource_version; /* a precondition for the write that binds it */
+	const char *class_name; /* spec.storageClassName, "" for none */
+	int64_t capacity;       /* spec.capacity.storage, bytes */
+	uint32_t access_modes;  /* KB_ACCESS_* */
+	bool block;             /* volumeMode Block (else Filesystem) */
+	/* spec.claimRef "ns/name" when pre-bound to a claim, else NULL */
+	const char *claim_key;
+	/* spec.nodeAffinity.required.nodeSelectorTerms, ORed; 0 = every node */
+	const kb_selector_term *terms;
+	uint32_t nterms;
+	const kb_labels *labels; /* for a claim's spec.selector */
+} kb_pv;
+
+/* A claim of a pod that kube-batchd must bind (its class binds on the
+ * first consumer, WaitForFirstConsumer, and nothing chose for it yet):
+ * either an available PV that fits on the chosen node, or dynamic
+ * provisioning there. */
+typedef struct kb_claim_need {
+	const char *key; /* "ns/name" */
+	const char *ns, *name, *uid;
+	const char *resource_version;
+	const char *class_name;
+	int64_t request; /* spec.resources.requests.storage, bytes (0 when absent) */
+	uint32_t access_modes;
+	bool block;
+	const kb_label_selector *selector; /* spec.selector, or NULL */
+	/* The class has a provisioner (not kubernetes.io/no-provisioner):
+	 * without a PV, the volume is provisioned on the chosen node. */
+	bool dynamic;
+	/* The class's allowedTopologies as node selector terms (ORed), 0 = any
+	 * node: where it may provision. */
+	const kb_selector_term *allowed;
+	uint32_t nallowed;
+} kb_claim_need;
+
+/* A node constraint from a volume: the node must match one of the terms. */
+typedef struct kb_volume_affinity {
+	const char *pv; /* the PersistentVolume's name, for reasons */
+	const kb_selector_term *terms;
+	uint32_t nterms;
+} kb_volume_affinity;
+
+/* What a pending pod's PersistentVolumeClaims ask of its placement
+ * (kube-scheduler's VolumeBinding), worked out by the cache for each
+ * session (cache/volumes.h) and checked by scheduler/volumes.h. */
+typedef struct kb_task_volumes {
+	/* The pod can go nowhere yet, and why (kube-scheduler's words: a
+	 * claim missing, being deleted, lost, or an Immediate claim not bound
+	 * yet), or NULL. */
+	const char *wait;
+	/* Bound (or pre-bound) volumes with node affinity: every one must
+	 * match the node. */
+	const kb_volume_affinity *affinities;
+	uint32_t naffinities;
+	/* A claim's volume.kubernetes.io/selected-node: the pod goes only
+	 * there (its volume is being provisioned there), or NULL. */
+	const char *pinned_node;
+	/* Claims to bind at placement, smallest request first. */
+	const kb_claim_need *to_bind;
+	uint32_t nto_bind;
+	/* Every claim is bound (nothing to bind, nothing under way). */
+	bool ready;
+	/* When neither ready nor anything to bind: what is under way (a PV
+	 * controller binding, a provisioner at work). */
+	const char *under_way;
+} kb_task_volumes;
+
 /* ---- namespace ------------------------------------------------------------------- */
 
 /* A Namespace: its labels are what a pod affinity term's namespaceSelector

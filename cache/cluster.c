@@ -1,5 +1,7 @@
 #include "cache/cluster.h"
 
+#include "cache/volumes.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,6 +113,10 @@ void kb_cluster_init(kb_cluster *c, const char *scheduler_name, const char *defa
 	store_init(&c->priority_classes);
 	store_init(&c->namespaces);
 	store_init(&c->workloads);
+	store_init(&c->pvcs);
+	store_init(&c->pvs);
+	store_init(&c->storage_classes);
+	kb_arena_init(&c->vol_arena);
 	c->scheduler_names[0] = scheduler_name;
 	c->nscheduler_names = 1;
 	c->default_queue = default_queue;
@@ -152,6 +158,10 @@ void kb_cluster_release(kb_cluster *c)
 	store_release(&c->priority_classes);
 	store_release(&c->namespaces);
 	store_release(&c->workloads);
+	store_release(&c->pvcs);
+	store_release(&c->pvs);
+	store_release(&c->storage_classes);
+	kb_arena_release(&c->vol_arena);
 }
 
 static kb_store *store_of(kb_cluster *c, kb_kind kind)
@@ -171,6 +181,12 @@ static kb_store *store_of(kb_cluster *c, kb_kind kind)
 		return &c->workloads;
 	case KB_KIND_NAMESPACE:
 		return &c->namespaces;
+	case KB_KIND_PVC:
+		return &c->pvcs;
+	case KB_KIND_PV:
+		return &c->pvs;
+	case KB_KIND_STORAGE_CLASS:
+		return &c->storage_classes;
 	default:
 		return NULL;
 	}
@@ -249,6 +265,31 @@ static bool refresh_makes_work(kb_task_status from, kb_task_status to)
 	       to != KB_TASK_RUNNING;
 }
 
+static bool volume_kind(kb_kind k)
+{
+	return k == KB_KIND_PVC || k == KB_KIND_PV || k == KB_KIND_STORAGE_CLASS;
+}
+
+/* A volume object added or replaced: no build reads it (cache/volumes.c
+ * reads the store for each session), so only the generations move. The
+ * API's object replaces any assumption of ours. */
+static int apply_volume(kb_cluster *c, kb_store *s, kb_object *obj)
+{
+	kb_slot *sl;
+	kb_object *old;
+	int r = store_put(s, obj, &sl, &old);
+	c->generation++;
+	c->work_generation++;
+	if (r < 0)
+		return r;
+	free(sl->node);
+	sl->node = NULL;
+	sl->overridden = false;
+	sl->status = KB_TASK_PENDING;
+	kb_object_free(old);
+	return 0;
+}
+
 int kb_cluster_apply(kb_cluster *c, kb_object *obj, int64_t created_ms)
 {
 	kb_store *s = store_of(c, obj->kind);
@@ -256,7 +297,13 @@ int kb_cluster_apply(kb_cluster *c, kb_object *obj, int64_t created_ms)
 		kb_object_free(obj);
 		return 0;
 	}
+	if (volume_kind(obj->kind))
+		return apply_volume(c, s, obj);
 	const kb_slot *prev = obj->kind == KB_KIND_POD ? store_get(s, obj->meta.key) : NULL;
+	/* Pods whose volumes use claims: counted so that sessions of clusters
+	 * without any skip the volume pass. */
+	if (obj->kind == KB_KIND_POD)
+		c->claim_pods += (obj->u.pod.nclaims > 0) - (prev && prev->obj->u.pod.nclaims > 0);
 	bool was_in_build = prev && pod_in_build(c, prev);
 	if (prev && prev->obj->u.pod.held)
 		obj->u.pod.held = true; /* until kb_cluster_hold_pod releases it */
@@ -358,11 +405,67 @@ bool kb_cluster_undecodable(kb_cluster *c, kb_kind kind, const char *key)
 bool kb_cluster_delete(kb_cluster *c, kb_kind kind, const char *key)
 {
 	kb_store *s = store_of(c, kind);
+	const kb_slot *sl = s && kind == KB_KIND_POD ? store_get(s, key) : NULL;
+	bool had_claims = sl && sl->obj->u.pod.nclaims > 0;
 	if (!s || !store_del(s, key))
 		return false;
+	c->claim_pods -= had_claims;
+	if (volume_kind(kind)) {
+		c->generation++;
+		c->work_generation++;
+		return true;
+	}
 	shape_change(c, true);
 	c->generation++;
 	return true;
+}
+
+/* Sets the override of a volume object's slot: text (copied) and status. */
+static int assume(kb_cluster *c, kb_kind kind, const char *key, const char *text,
+		  kb_task_status st)
+{
+	kb_slot *sl = store_get(store_of(c, kind), key);
+	if (!sl)
+		return -ENOENT;
+	char *t = strdup(text);
+	if (!t)
+		return -ENOMEM;
+	free(sl->node);
+	sl->node = t;
+	sl->status = st;
+	sl->overridden = true;
+	c->generation++;
+	c->work_generation++;
+	return 0;
+}
+
+int kb_cluster_assume_selected_node(kb_cluster *c, const char *claim, const char *node)
+{
+	return assume(c, KB_KIND_PVC, claim, node, KB_TASK_PENDING);
+}
+
+int kb_cluster_assume_pv_claim(kb_cluster *c, const char *pv, const char *claim)
+{
+	return assume(c, KB_KIND_PV, pv, claim, KB_TASK_PENDING);
+}
+
+int kb_cluster_assume_claim_bound(kb_cluster *c, const char *claim, const char *pv)
+{
+	return assume(c, KB_KIND_PVC, claim, pv, KB_TASK_BOUND);
+}
+
+int kb_cluster_forget_volume_assumption(kb_cluster *c, kb_kind kind, const char *key)
+{
+	kb_slot *sl = volume_kind(kind) ? store_get(store_of(c, kind), key) : NULL;
+	if (!sl)
+		return -ENOENT;
+	free(sl->node);
+	sl->node = NULL;
+	sl->overridden = false;
+	sl->status = KB_TASK_PENDING;
+	c->generation++;
+	c->work_generation++;
+	return 0;
 }
 
 /* Notes that the scheduler changed pod slot sl, for the session snapshot's
@@ -913,6 +1016,8 @@ int kb_cluster_snapshot(kb_cluster *c, kb_snapshot *s, kb_err *err)
 		int r = cache_copy(c, s, err);
 		if (r == 0)
 			r = build_namespaces(c, s, err);
+		if (r == 0)
+			r = kb_cluster_volumes(c, s, &s->arena, err);
 		s->generation = r == 0 ? c->generation : 0;
 		return r;
 	}
@@ -920,6 +1025,8 @@ int kb_cluster_snapshot(kb_cluster *c, kb_snapshot *s, kb_err *err)
 	int r = snapshot_build(c, s, &node_slots, err);
 	if (r == 0)
 		r = build_namespaces(c, s, err);
+	if (r == 0)
+		r = kb_cluster_volumes(c, s, &s->arena, err);
 	s->generation = r == 0 ? c->generation : 0;
 	if (r == 0 && cache_store(c, s, node_slots) < 0) {
 		/* Out of memory for the cache: build next time. */
@@ -1018,6 +1125,9 @@ int kb_cluster_session_snapshot(kb_cluster *c, kb_snapshot **ret, kb_err *err)
 		c->live_valid = false;
 		return kb_err_set(err, r, "building the snapshot: out of memory");
 	}
+	kb_arena_reset(&c->vol_arena);
+	if ((r = kb_cluster_volumes(c, s, &c->vol_arena, err)) < 0)
+		return r;
 	s->generation = c->generation;
 	*ret = s;
 	return 0;

@@ -119,6 +119,13 @@ typedef struct kb_cluster {
 	kb_store nodes, pods, podgroups, queues, priority_classes;
 	kb_store workloads; /* scheduling.k8s.io/v1alpha1 Workloads (their podGroups are gangs) */
 	kb_store namespaces; /* their labels: pod affinity's namespaceSelector reads them */
+	/* PersistentVolumeClaims, PersistentVolumes, StorageClasses: read for
+	 * each session (cache/volumes.h), never part of the cached build, so
+	 * their changes bump the generations but not the shape. Their slots'
+	 * overrides are the scheduler's own assumptions (kb_cluster_assume_*). */
+	kb_store pvcs, pvs, storage_classes;
+	uint32_t claim_pods;  /* pods in the store whose volumes use claims */
+	kb_arena vol_arena;   /* the session snapshot's volume needs (cache/volumes.h) */
 	/* The schedulerNames whose pods are ours; a pod naming another is
 	 * foreign (counted on its node, never placed), and so is a PodGroup
 	 * whose pods all name another. The first is the name kube-batchd
@@ -228,6 +235,25 @@ int kb_cluster_note_eviction(kb_cluster *c, const char *key, int64_t now_ms);
 /* Records the phase the scheduler wrote for a PodGroup (the status writer,
  * or the simulator). Returns 0 or -ENOENT. */
 int kb_cluster_set_podgroup_phase(kb_cluster *c, const char *key, kb_pg_phase phase);
+
+/* Volume assumptions, until the API shows the change (a new object of
+ * that key replaces the assumption):
+ *  kb_cluster_assume_selected_node: claim "ns/name" has annotation
+ *    volume.kubernetes.io/selected-node = node (a write under way);
+ *  kb_cluster_assume_pv_claim: PersistentVolume pv has spec.claimRef =
+ *    claim "ns/name" (a write under way);
+ *  kb_cluster_assume_claim_bound: claim "ns/name" is bound to PersistentVolume
+ *    pv ("" for a volume provisioned for it that has no object: the
+ *    simulator's PV controller);
+ *  kb_cluster_forget_volume_assumption: a write failed: the object is as the
+ *    API last showed it again.
+ * Each returns 0, -ENOENT (no such object) or -ENOMEM. O(1); the
+ * generation and the work generation are bumped (the next session
+ * looks again). */
+int kb_cluster_assume_selected_node(kb_cluster *c, const char *claim, const char *node);
+int kb_cluster_assume_pv_claim(kb_cluster *c, const char *pv, const char *claim);
+int kb_cluster_assume_claim_bound(kb_cluster *c, const char *claim, const char *pv);
+int kb_cluster_forget_volume_assumption(kb_cluster *c, kb_kind kind, const char *key);
 
 /* Tells the store that its queue file changed (queues, namespace mapping):
  * the next snapshot is a full build. */

@@ -540,7 +540,8 @@ static int dec_time(dec_ctx *d, const kb_yaml_node *n, const char *path, bool *r
 
 static bool namespaced(kb_kind k)
 {
-	return k == KB_KIND_POD || k == KB_KIND_PODGROUP || k == KB_KIND_WORKLOAD;
+	return k == KB_KIND_POD || k == KB_KIND_PODGROUP || k == KB_KIND_WORKLOAD ||
+	       k == KB_KIND_PVC;
 }
 
 /* metadata.name and metadata.namespace, then the key they make. */

@@ -244,4 +244,21 @@ int dec_topology(dec_ctx *d, const kb_yaml_node *spec, kb_topology_req *ret);
  * object's namespace must be decoded already: matchLabelKeys read them). */
 int dec_pod_topology(dec_ctx *d, const kb_yaml_node *spec, kb_pod_spec *ps);
 
+/* Shared with cache/decode_volume.c. dec_node_selector: a v1.NodeSelector
+ * at n (its nodeSelectorTerms; a null term has no requirements) into
+ * *ret_terms and *ret_n (0 and NULL when absent or empty).
+ * dec_label_selector (decode_pod_topology.c): a metav1.LabelSelector at n
+ * into *ret with room for `extra` more requirements; absent: nothing. */
+int dec_node_selector(dec_ctx *d, const kb_yaml_node *n, const char *path,
+		      const kb_selector_term **ret_terms, uint32_t *ret_n);
+int dec_label_selector(dec_ctx *d, const kb_yaml_node *n, const char *path, size_t extra,
+		       kb_label_selector *ret);
+/* cache/decode_volume.c: PersistentVolumeClaim, PersistentVolume,
+ * StorageClass; dec_pod_claims: the claims a pod's spec.volumes use into
+ * po->claims. */
+int dec_pvc(dec_ctx *d);
+int dec_pv(dec_ctx *d);
+int dec_storage_class(dec_ctx *d);
+int dec_pod_claims(dec_ctx *d, const kb_yaml_node *spec, kb_pod_obj *po);
+
 #endif

@@ -282,7 +282,8 @@ int dec_pod(dec_ctx *d)
 	po->spec.labels = d->o->meta.labels;
 	if ((r = dec_pod_containers(d, spec, po)) < 0 ||
 	    (r = dec_pod_placement(d, spec, &po->spec)) < 0 ||
-	    (r = dec_pod_topology(d, spec, &po->spec)) < 0)
+	    (r = dec_pod_topology(d, spec, &po->spec)) < 0 ||
+	    (r = dec_pod_claims(d, spec, po)) < 0)
 		return r;
 	po->sim_duration_ms = -1;
 	if ((r = dec_sim_seconds(d, KB_ANN_SIM_ARRIVAL, &po->sim_arrival_ms)) < 0 ||

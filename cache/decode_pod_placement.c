@@ -183,18 +183,16 @@ static int dec_preferred_term(dec_ctx *d, const kb_yaml_node *it, const char *pa
 
 /* nodeAffinity's requiredDuringSchedulingIgnoredDuringExecution: its terms;
  * a null term has no requirements. */
-static int dec_required(dec_ctx *d, const kb_yaml_node *na, kb_pod_spec *ps)
+int dec_node_selector(dec_ctx *d, const kb_yaml_node *n, const char *path,
+		      const kb_selector_term **ret_terms, uint32_t *ret_n)
 {
-	static const char rpath[] =
-		"spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution";
-	const kb_yaml_node *req, *terms;
-	int r = dec_map(d, kb_yaml_get(na, "requiredDuringSchedulingIgnoredDuringExecution"), rpath,
-			&req);
+	const kb_yaml_node *sel, *terms;
+	int r = dec_map(d, n, path, &sel);
 	if (r < 0)
 		return r;
 	char tpath[DEC_PATH_LEN];
-	dec_path(tpath, "%s.nodeSelectorTerms", rpath);
-	if ((r = dec_seq(d, kb_yaml_get(req, "nodeSelectorTerms"), tpath, &terms)) < 0 || !terms ||
+	dec_path(tpath, "%s.nodeSelectorTerms", path);
+	if ((r = dec_seq(d, kb_yaml_get(sel, "nodeSelectorTerms"), tpath, &terms)) < 0 || !terms ||
 	    terms->n == 0)
 		return r;
 	kb_selector_term *t = kb_arena_calloc(d->a, terms->n, sizeof(*t));
@@ -203,9 +201,17 @@ static int dec_required(dec_ctx *d, const kb_yaml_node *na, kb_pod_spec *ps)
 	r = dec_each_map(d, terms, tpath, DEC_NULL_ITEM_SKIPPED, dec_required_term, t);
 	if (r < 0)
 		return r;
-	ps->required = t;
-	ps->nrequired = (uint32_t)terms->n;
+	*ret_terms = t;
+	*ret_n = (uint32_t)terms->n;
 	return 0;
+}
+
+static int dec_required(dec_ctx *d, const kb_yaml_node *na, kb_pod_spec *ps)
+{
+	return dec_node_selector(
+		d, kb_yaml_get(na, "requiredDuringSchedulingIgnoredDuringExecution"),
+		"spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution",
+		&ps->required, &ps->nrequired);
 }
 
 /* nodeAffinity's preferredDuringSchedulingIgnoredDuringExecution. */

@@ -107,8 +107,8 @@ static int dec_label_req(dec_ctx *d, const kb_yaml_node *e, const char *path, si
 /* A metav1.LabelSelector at n (path) into *ret, with room for `extra` more
  * requirements after its own (the merged label keys; ret->n counts only its
  * own). Absent or null: nothing (a nil selector). */
-static int dec_label_selector(dec_ctx *d, const kb_yaml_node *n, const char *path, size_t extra,
-			      kb_label_selector *ret)
+int dec_label_selector(dec_ctx *d, const kb_yaml_node *n, const char *path, size_t extra,
+		       kb_label_selector *ret)
 {
 	const kb_yaml_node *m;
 	int r = dec_map(d, n, path, &m);

@@ -27,6 +27,15 @@ kb_kind kb_kind_of(const char *api_version, const char *kind)
 		return core ? KB_KIND_POD : KB_KIND_OTHER;
 	if (strcmp(kind, "Namespace") == 0)
 		return core ? KB_KIND_NAMESPACE : KB_KIND_OTHER;
+	if (strcmp(kind, "PersistentVolumeClaim") == 0)
+		return core ? KB_KIND_PVC : KB_KIND_OTHER;
+	if (strcmp(kind, "PersistentVolume") == 0)
+		return core ? KB_KIND_PV : KB_KIND_OTHER;
+	if (strcmp(kind, "StorageClass") == 0)
+		return strcmp(api_version, "storage.k8s.io/v1") == 0 ||
+				       strcmp(api_version, "storage.k8s.io/v1beta1") == 0
+			       ? KB_KIND_STORAGE_CLASS
+			       : KB_KIND_OTHER;
 	if (strcmp(kind, "PriorityClass") == 0)
 		return strcmp(api_version, "scheduling.k8s.io/v1") == 0 ||
 				       strcmp(api_version, "scheduling.k8s.io/v1beta1") == 0 ||
@@ -54,6 +63,9 @@ const char *kb_kind_name(kb_kind kind)
 		[KB_KIND_PRIORITY_CLASS] = "PriorityClass",
 		[KB_KIND_NAMESPACE] = "Namespace",
 		[KB_KIND_WORKLOAD] = "Workload",
+		[KB_KIND_PVC] = "PersistentVolumeClaim",
+		[KB_KIND_PV] = "PersistentVolume",
+		[KB_KIND_STORAGE_CLASS] = "StorageClass",
 	};
 	return (unsigned)kind < sizeof(names) / sizeof(names[0]) ? names[kind] : "object";
 }
@@ -118,6 +130,15 @@ static void reloc_term(const packer *pk, kb_selector_term *t)
 		for (uint32_t j = 0; j < q[i].nvalues; j++)
 			RELOC(pk, v[j]);
 	}
+}
+
+/* An array of n node selector terms. */
+static void reloc_terms(const packer *pk, const kb_selector_term **terms, uint32_t n)
+{
+	RELOC(pk, *terms);
+	kb_selector_term *t = (kb_selector_term *)*terms;
+	for (uint32_t i = 0; i < n; i++)
+		reloc_term(pk, &t[i]);
 }
 
 static void reloc_topology(const packer *pk, kb_topology_req *t)
@@ -234,6 +255,35 @@ static void reloc_object(const packer *pk, kb_object *o)
 		reloc_pod_spec(pk, &po->spec);
 		RELOC(pk, po->gpu_devices);
 		reloc_topology(pk, &po->topology);
+		RELOC(pk, po->claims);
+		kb_pod_claim *cl = (kb_pod_claim *)po->claims;
+		for (uint32_t i = 0; i < po->nclaims; i++)
+			RELOC(pk, cl[i].name);
+		break;
+	}
+	case KB_KIND_PVC: {
+		kb_pvc_obj *c = &o->u.pvc;
+		RELOC(pk, c->class_name);
+		RELOC(pk, c->volume_name);
+		RELOC(pk, c->selected_node);
+		RELOC(pk, c->owner_uid);
+		reloc_selector(pk, &c->selector);
+		break;
+	}
+	case KB_KIND_PV: {
+		kb_pv_obj *v = &o->u.pv;
+		RELOC(pk, v->class_name);
+		RELOC(pk, v->claim_ns);
+		RELOC(pk, v->claim_name);
+		RELOC(pk, v->claim_uid);
+		RELOC(pk, v->claim_key);
+		reloc_terms(pk, &v->terms, v->nterms);
+		break;
+	}
+	case KB_KIND_STORAGE_CLASS: {
+		kb_storage_class_obj *sc = &o->u.storage_class;
+		RELOC(pk, sc->provisioner);
+		reloc_terms(pk, &sc->allowed, sc->nallowed);
 		break;
 	}
 	case KB_KIND_PODGROUP: {
@@ -305,6 +355,12 @@ static int dec_kind(dec_ctx *d)
 		return dec_priority_class(d);
 	case KB_KIND_WORKLOAD:
 		return dec_workload(d);
+	case KB_KIND_PVC:
+		return dec_pvc(d);
+	case KB_KIND_PV:
+		return dec_pv(d);
+	case KB_KIND_STORAGE_CLASS:
+		return dec_storage_class(d);
 	case KB_KIND_NAMESPACE:
 	case KB_KIND_OTHER:
 		break;

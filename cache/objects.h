@@ -13,7 +13,9 @@
  * carries the policy and a Workload is only its template, which the
  * scheduler does not read, so those Workloads are KB_KIND_OTHER), Queue
  * (scheduling.incubator.k8s.io/v1alpha1, scheduling.volcano.sh/v1beta1),
- * PriorityClass (scheduling.k8s.io/v1), Namespace (v1). Any other kind
+ * PriorityClass (scheduling.k8s.io/v1), Namespace (v1),
+ * PersistentVolumeClaim and PersistentVolume (v1), StorageClass
+ * (storage.k8s.io/v1; cache/decode_volume.c). Any other kind
  * decodes as KB_KIND_OTHER (callers skip it). cache/decode_workload.c says
  * how the upstream gang API maps onto a job.
  *
@@ -144,6 +146,9 @@ typedef enum kb_kind {
 	KB_KIND_PRIORITY_CLASS,
 	KB_KIND_NAMESPACE,
 	KB_KIND_WORKLOAD, /* scheduling.k8s.io/v1alpha1 Workload */
+	KB_KIND_PVC,      /* v1 PersistentVolumeClaim */
+	KB_KIND_PV,       /* v1 PersistentVolume */
+	KB_KIND_STORAGE_CLASS, /* storage.k8s.io/v1 StorageClass */
 } kb_kind;
 
 /* The kind of an object of this apiVersion and kind: KB_KIND_OTHER for one
@@ -210,6 +215,12 @@ typedef enum kb_preemption_policy {
 	KB_PREEMPTION_NEVER,            /* Never: waits, evicts nobody */
 } kb_preemption_policy;
 
+/* One claim a pod's volumes use (kb_pod_obj.claims). */
+typedef struct kb_pod_claim {
+	const char *name;
+	bool ephemeral; /* made by the ephemeral volume controller for this pod */
+} kb_pod_claim;
+
 /* How a pod names its group (kb_pod_obj.group_via). */
 typedef enum kb_group_via {
 	KB_GROUP_NONE = 0,
@@ -256,6 +267,11 @@ typedef struct kb_pod_obj {
 	/* The KB_ANN_TOPO_* and Kueue annotations (.set false without any):
 	 * its gang's wish when the PodGroup says none. */
 	kb_topology_req topology;
+	/* The PersistentVolumeClaims its volumes name, in spec.volumes order:
+	 * persistentVolumeClaim.claimName, or for an ephemeral volume the claim
+	 * the ephemeral volume controller makes ("<pod>-<volume>"). */
+	const kb_pod_claim *claims;
+	uint32_t nclaims;
 } kb_pod_obj;
 
 typedef struct kb_podgroup_obj {
@@ -317,6 +333,52 @@ typedef struct kb_priority_class_obj {
 	kb_preemption_policy preemption_policy; /* preemptionPolicy */
 } kb_priority_class_obj;
 
+/* status.phase of a PersistentVolumeClaim. */
+typedef enum kb_claim_phase { KB_CLAIM_PENDING = 0, KB_CLAIM_BOUND, KB_CLAIM_LOST } kb_claim_phase;
+
+typedef struct kb_pvc_obj {
+	/* The class: the beta annotation volume.beta.kubernetes.io/storage-class,
+	 * else spec.storageClassName; "" for none (kube-scheduler's rule). */
+	const char *class_name;
+	const char *volume_name;   /* spec.volumeName, or NULL */
+	kb_claim_phase phase;
+	bool bind_completed;       /* annotation pv.kubernetes.io/bind-completed */
+	const char *selected_node; /* annotation volume.kubernetes.io/selected-node, or NULL */
+	int64_t request;           /* spec.resources.requests.storage, bytes; 0 when absent */
+	uint32_t access_modes;     /* KB_ACCESS_* */
+	bool block;                /* spec.volumeMode Block */
+	bool has_selector;
+	kb_label_selector selector; /* spec.selector (has_selector) */
+	const char *owner_uid;      /* its controlling owner's uid (ephemeral claims), or NULL */
+} kb_pvc_obj;
+
+/* status.phase of a PersistentVolume. */
+typedef enum kb_pv_phase {
+	KB_PV_PENDING = 0, KB_PV_AVAILABLE, KB_PV_BOUND, KB_PV_RELEASED, KB_PV_FAILED
+} kb_pv_phase;
+
+typedef struct kb_pv_obj {
+	const char *class_name;  /* spec.storageClassName (or the beta annotation), "" for none */
+	int64_t capacity;        /* spec.capacity.storage, bytes */
+	uint32_t access_modes;
+	bool block;
+	kb_pv_phase phase;
+	/* spec.claimRef: namespace, name and uid (uid may be NULL), or NULL */
+	const char *claim_ns, *claim_name, *claim_uid;
+	const char *claim_key; /* "ns/name", or NULL */
+	const kb_selector_term *terms; /* spec.nodeAffinity.required.nodeSelectorTerms */
+	uint32_t nterms;
+} kb_pv_obj;
+
+typedef struct kb_storage_class_obj {
+	const char *provisioner;
+	bool wait_for_first_consumer; /* volumeBindingMode WaitForFirstConsumer (else Immediate) */
+	/* allowedTopologies as node selector terms (each matchLabelExpressions
+	 * item an In requirement), ORed; 0 = anywhere */
+	const kb_selector_term *allowed;
+	uint32_t nallowed;
+} kb_storage_class_obj;
+
 typedef struct kb_object {
 	kb_kind kind;
 	const char *api_version;
@@ -329,6 +391,9 @@ typedef struct kb_object {
 		kb_queue_obj queue;
 		kb_priority_class_obj priority_class;
 		kb_workload_obj workload;
+		kb_pvc_obj pvc;
+		kb_pv_obj pv;
+		kb_storage_class_obj storage_class;
 	} u;
 } kb_object;
 

@@ -23,6 +23,17 @@ bool kb_topology_req_equal(const kb_topology_req *a, const kb_topology_req *b)
 	       a->volcano_hard == b->volcano_hard;
 }
 
+static bool claims_eq(const kb_pod_obj *a, const kb_pod_obj *b)
+{
+	if (a->nclaims != b->nclaims)
+		return false;
+	for (uint32_t i = 0; i < a->nclaims; i++)
+		if (a->claims[i].ephemeral != b->claims[i].ephemeral ||
+		    !str_eq(a->claims[i].name, b->claims[i].name))
+			return false;
+	return true;
+}
+
 bool kb_pod_same_build(const kb_object *a, const kb_object *b)
 {
 	if (a->kind != KB_KIND_POD || b->kind != KB_KIND_POD)
@@ -45,7 +56,7 @@ bool kb_pod_same_build(const kb_object *a, const kb_object *b)
 	       pa->best_effort == pb->best_effort && pa->sim_arrival_ms == pb->sim_arrival_ms &&
 	       pa->sim_duration_ms == pb->sim_duration_ms &&
 	       kb_labels_equal(&pa->spec.labels, &pb->spec.labels) &&
-	       kb_topology_req_equal(&pa->topology, &pb->topology) &&
+	       kb_topology_req_equal(&pa->topology, &pb->topology) && claims_eq(pa, pb) &&
 	       kb_pod_spec_same_placement(&pa->spec, &pb->spec);
 }
 

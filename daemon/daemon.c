@@ -30,7 +30,7 @@
 #include "scheduler/conf.h"
 #include "scheduler/framework.h"
 
-#define MAX_REFLECTORS 12
+#define MAX_REFLECTORS 16
 #define WRITE_INFLIGHT 128    /* the writers' client's requests in flight */
 #define IO_COLLECT_S 0.002    /* ev_set_io_collect_interval: at most 2 ms added to an answer */
 #define RESYNC_MS 10000       /* a session at least this often, for retries */
@@ -332,6 +332,11 @@ static void on_discovered(void *ctx, int status, const kb_served *served)
 	/* Namespaces: their labels (pod affinity's namespaceSelector) and the
 	 * queue configuration's namespace mapping. */
 	r |= start_reflector(d, "/api/v1/namespaces", "v1", "Namespace");
+	/* Volume binding: claims, volumes and their classes. */
+	r |= start_reflector(d, "/api/v1/persistentvolumeclaims", "v1", "PersistentVolumeClaim");
+	r |= start_reflector(d, "/api/v1/persistentvolumes", "v1", "PersistentVolume");
+	r |= start_reflector(d, "/apis/storage.k8s.io/v1/storageclasses", "storage.k8s.io/v1",
+			     "StorageClass");
 	if (served->incubator) {
 		r |= start_reflector(d, "/apis/scheduling.incubator.k8s.io/v1alpha1/podgroups",
 				     "scheduling.incubator.k8s.io/v1alpha1", "PodGroup");

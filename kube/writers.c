@@ -99,7 +99,15 @@ typedef struct event_rec {
 	int64_t last_ms;
 } event_rec;
 
-enum req_kind { REQ_BIND, REQ_EVICT, REQ_PG_STATUS, REQ_POD_STATUS, REQ_EVENT };
+enum req_kind {
+	REQ_BIND,
+	REQ_EVICT,
+	REQ_PG_STATUS,
+	REQ_POD_STATUS,
+	REQ_EVENT,
+	REQ_PV_CLAIM, /* a PersistentVolume's spec.claimRef (key: the volume) */
+	REQ_PVC_NODE, /* a claim's selected-node annotation (key: "ns/name") */
+};
 
 typedef struct wreq {
 	struct wreq *prev, *next; /* in w->reqs, so freeing the writers frees these */
@@ -1312,6 +1320,104 @@ static void pod_status_done(kb_writers *w, wreq *r, int status, const char *body
 	pod_msg_forget(w, r->key);
 }
 
+/* ---- volume binding ----------------------------------------------------------------- */
+
+/* What kube-scheduler's PreBind writes, as merge patches with the object's
+ * resourceVersion as precondition (a volume or claim that changed since
+ * the session looked is refused with 409, and looked at again): a volume
+ * chosen for a claim gets its claimRef (and bound-by-controller, as
+ * GetBindVolumeToClaim sets it); a claim to provision gets
+ * volume.kubernetes.io/selected-node. The PV controller and the
+ * provisioner do the rest; the store assumes the write at once, until the
+ * watch shows it or the write fails. */
+static int bind_volume(kb_writers *w, const kb_claim_need *c, const kb_pv *pv)
+{
+	json_t *body = json_pack(
+		"{s:{s:{s:s}, s:s}, s:{s:{s:s, s:s, s:s, s:s, s:s?, s:s?}}}", "metadata",
+		"annotations", "pv.kubernetes.io/bound-by-controller", "yes", "resourceVersion",
+		pv->resource_version, "spec", "claimRef", "kind", "PersistentVolumeClaim",
+		"apiVersion", "v1", "namespace", c->ns, "name", c->name, "uid", c->uid,
+		"resourceVersion", c->resource_version && *c->resource_version ? c->resource_version
+									       : NULL);
+	wreq *r = body ? wreq_new(w, REQ_PV_CLAIM) : NULL;
+	if (!r || !(r->key = strdup(pv->name)) || !(r->name = strdup(c->key))) {
+		if (r)
+			wreq_free(r);
+		json_decref(body);
+		return -ENOMEM;
+	}
+	int rc = kb_cluster_assume_pv_claim(w->cluster, pv->name, c->key);
+	if (rc < 0) {
+		wreq_free(r);
+		json_decref(body);
+		return rc;
+	}
+	return send_json(w, r, "PATCH", body, "application/merge-patch+json",
+			 "/api/v1/persistentvolumes/%s", pv->name);
+}
+
+static int provision_on(kb_writers *w, const kb_claim_need *c, const char *node)
+{
+	json_t *body = json_pack("{s:{s:{s:s}, s:s}}", "metadata", "annotations",
+				 "volume.kubernetes.io/selected-node", node, "resourceVersion",
+				 c->resource_version);
+	wreq *r = body ? wreq_new(w, REQ_PVC_NODE) : NULL;
+	if (!r || !(r->key = strdup(c->key)) || !(r->node = strdup(node))) {
+		if (r)
+			wreq_free(r);
+		json_decref(body);
+		return -ENOMEM;
+	}
+	int rc = kb_cluster_assume_selected_node(w->cluster, c->key, node);
+	if (rc < 0) {
+		wreq_free(r);
+		json_decref(body);
+		return rc;
+	}
+	return send_json(w, r, "PATCH", body, "application/merge-patch+json",
+			 "/api/v1/namespaces/%s/persistentvolumeclaims/%s", c->ns, c->name);
+}
+
+static int fx_bind_volumes(void *ctx, const kb_snapshot *snap, int64_t now_ms, const kb_task *t,
+			   const kb_node *n, const kb_task_volumes *vol, const int32_t *picks)
+{
+	(void)now_ms;
+	kb_writers *w = ctx;
+	int first = 0;
+	for (uint32_t i = 0; i < vol->nto_bind; i++) {
+		const kb_claim_need *c = &vol->to_bind[i];
+		int r = picks[i] >= 0 ? bind_volume(w, c, &snap->pvs[picks[i]]) : provision_on(w, c, n->name);
+		if (r < 0 && first == 0)
+			first = r;
+		else if (r == 0)
+			kb_vlog(2, "pod \"%s\" on node \"%s\": %s \"%s\" %s \"%s\"", t->key, n->name,
+				"claim", c->key, picks[i] >= 0 ? "bound to volume" : "to be provisioned on",
+				picks[i] >= 0 ? snap->pvs[picks[i]].name : n->name);
+	}
+	return first;
+}
+
+static void volume_done(kb_writers *w, wreq *r, int status, const char *body, size_t len)
+{
+	if (status == 200 || status == 201) {
+		w->stats.status_writes++;
+		return;
+	}
+	/* As the API last showed it again: the next session looks afresh. */
+	kb_cluster_forget_volume_assumption(w->cluster, r->kind == REQ_PV_CLAIM ? KB_KIND_PV : KB_KIND_PVC,
+					    r->key);
+	char why[512];
+	reason_of(status, body, len, why, sizeof(why));
+	if (r->kind == REQ_PV_CLAIM)
+		kb_warn("binding persistentvolume \"%s\" to claim \"%s\" failed: %s (the claim is "
+			"matched again next session)",
+			r->key, r->name, why);
+	else
+		kb_warn("asking for persistentvolumeclaim \"%s\" to be provisioned on node \"%s\" "
+			"failed: %s (the claim is placed again next session)",
+			r->key, r->node, why);
+}
+
 /* ---- the table, life cycle ------------------------------------------------------- */
 
 static void on_done(void *ctx, int status, const char *body, size_t len)
@@ -1332,6 +1438,10 @@ static void on_done(void *ctx, int status, const char *body, size_t len)
 	case REQ_POD_STATUS:
 		pod_status_done(w, r, status, body, len);
 		break;
+	case REQ_PV_CLAIM:
+	case REQ_PVC_NODE:
+		volume_done(w, r, status, body, len);
+		break;
 	case REQ_EVENT:
 		if (status == 200 || status == 201) {
 			w->stats.events++;
@@ -1351,6 +1461,7 @@ static void on_done(void *ctx, int status, const char *body, size_t len)
 
 const kb_effects kb_writers_effects = {
 	.bind = fx_bind,
+	.bind_volumes = fx_bind_volumes,
 	.evict = fx_evict,
 	.job_status = fx_job_status,
 	.task_pending = fx_task_pending,

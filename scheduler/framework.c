@@ -4,6 +4,7 @@
 
 #include "api/quantity.h"
 #include "scheduler/topology.h"
+#include "scheduler/volumes.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -490,7 +491,8 @@ int kb_predicate(const kb_session *ssn, const kb_task *task, const kb_node *node
 {
 	const char *why = NULL;
 	if (kb_node_fits(ssn, task, node, &why) != KB_FIT_OK ||
-	    (ssn->topo && !kb_topo_allows(ssn, task, (uint32_t)(node - ssn->snap->nodes), &why))) {
+	    (ssn->topo && !kb_topo_allows(ssn, task, (uint32_t)(node - ssn->snap->nodes), &why)) ||
+	    kb_volumes_fit(ssn, task, node, &why) != KB_FIT_OK) {
 		if (ret_reason)
 			*ret_reason = why;
 		return KB_FIT_FAIL;

@@ -251,6 +251,9 @@ struct kb_session {
 	/* Network domains (scheduler/topology.h): the index and each job's
 	 * scope; NULL until a gang with a topology wish is met. */
 	struct kb_topo *topo;
+	/* Volume binding (scheduler/volumes.h): the volumes taken and each
+	 * placed task's picks; NULL until a task with claims to bind is placed. */
+	struct kb_vol *vol;
 };
 
 /* A plugin calls this when state that its predicate or node_order reads

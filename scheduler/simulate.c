@@ -25,6 +25,13 @@ typedef struct sim_binding {
 	uint32_t gpu_mask;
 } sim_binding;
 
+/* A claim the scheduler bound (volume binding; the simulated PV controller
+ * completes it at once). volume NULL: provisioned on node. */
+typedef struct sim_volume_binding {
+	char *claim, *volume, *node;
+	int64_t time_ms;
+} sim_volume_binding;
+
 typedef struct sim_eviction {
 	char *pod, *node, *reason;
 	int64_t time_ms;
@@ -60,6 +67,7 @@ typedef struct sim_state {
 	KB_VEC(sim_binding) bindings;
 	KB_VEC(sim_eviction) evictions;
 	KB_VEC(sim_completion) completions;
+	KB_VEC(sim_volume_binding) volume_binds;
 	/* Decisions of the session under way, applied after it closes. */
 	KB_VEC(sim_binding) new_binds;
 	KB_VEC(sim_eviction) new_evicts;
@@ -100,6 +108,40 @@ static int fx_bind(void *ctx, const kb_snapshot *snap, int64_t now_ms, const kb_
 		return -ENOMEM;
 	}
 	return 0;
+}
+
+/* The PV controller's part, at once: each claim bound to the volume chosen
+ * (the volume's claimRef set too), or to a volume provisioned for it on the
+ * node (no object: it constrains nothing). */
+static int fx_bind_volumes(void *ctx, const kb_snapshot *snap, int64_t now_ms, const kb_task *t,
+			   const kb_node *n, const kb_task_volumes *vol, const int32_t *picks)
+{
+	(void)now_ms;
+	(void)t;
+	sim_state *sim = ctx;
+	for (uint32_t i = 0; i < vol->nto_bind; i++) {
+		const kb_claim_need *c = &vol->to_bind[i];
+		const char *pv = picks[i] >= 0 ? snap->pvs[picks[i]].name : NULL;
+		int r = kb_cluster_assume_claim_bound(&sim->cluster, c->key, pv ? pv : "");
+		if (r == 0 && pv)
+			r = kb_cluster_assume_pv_claim(&sim->cluster, pv, c->key);
+		sim_volume_binding b = {
+			.claim = xstrdup(sim, c->key),
+			.volume = pv ? xstrdup(sim, pv) : NULL,
+			.node = xstrdup(sim, n->name),
+			.time_ms = sim->now_ms,
+		};
+		if (r == 0 && (sim->oom || KB_VEC_PUSH(&sim->volume_binds, b) < 0))
+			r = -ENOMEM;
+		if (r < 0) {
+			free(b.claim);
+			free(b.volume);
+			free(b.node);
+			return r;
+		}
+	}
+	sim->changed = true;
+	return 1;
 }
 
 static int fx_evict(void *ctx, const kb_snapshot *snap, int64_t now_ms, const kb_task *t,
@@ -194,6 +236,7 @@ static int fx_queue_status(void *ctx, const kb_snapshot *snap, const kb_queue *q
 
 static const kb_effects sim_effects = {
 	.bind = fx_bind,
+	.bind_volumes = fx_bind_volumes,
 	.evict = fx_evict,
 	.job_status = fx_job_status,
 	.queue_status = fx_queue_status,
@@ -356,7 +399,27 @@ static void print_json(const sim_state *sim, uint32_t sessions, int64_t end_ms, 
 			json_gpus(out, b->gpu_mask);
 		fputc('}', out);
 	}
-	fputs(sim->bindings.n ? "\n  ],\n  \"evictions\": [" : "],\n  \"evictions\": [", out);
+	fputs(sim->bindings.n ? "\n  ]" : "]", out);
+	if (sim->volume_binds.n) {
+		fputs(",\n  \"volume_bindings\": [", out);
+		for (size_t i = 0; i < sim->volume_binds.n; i++) {
+			const sim_volume_binding *b = &sim->volume_binds.v[i];
+			fputs(i ? ",\n    {\"claim\": " : "\n    {\"claim\": ", out);
+			json_str(out, b->claim);
+			fputs(", \"volume\": ", out);
+			if (b->volume)
+				json_str(out, b->volume);
+			else
+				fputs("null", out);
+			fputs(", \"node\": ", out);
+			json_str(out, b->node);
+			fputs(", \"time\": ", out);
+			json_time(out, b->time_ms);
+			fputc('}', out);
+		}
+		fputs("\n  ]", out);
+	}
+	fputs(",\n  \"evictions\": [", out);
 	for (size_t i = 0; i < sim->evictions.n; i++) {
 		const sim_eviction *e = &sim->evictions.v[i];
 		fputs(i ? ",\n    {\"pod\": " : "\n    {\"pod\": ", out);
@@ -481,6 +544,12 @@ static void sim_release(sim_state *sim)
 	}
 	for (size_t i = 0; i < sim->completions.n; i++)
 		free(sim->completions.v[i].pod);
+	for (size_t i = 0; i < sim->volume_binds.n; i++) {
+		free(sim->volume_binds.v[i].claim);
+		free(sim->volume_binds.v[i].volume);
+		free(sim->volume_binds.v[i].node);
+	}
+	KB_VEC_RELEASE(&sim->volume_binds);
 	KB_VEC_RELEASE(&sim->bindings);
 	KB_VEC_RELEASE(&sim->evictions);
 	KB_VEC_RELEASE(&sim->completions);

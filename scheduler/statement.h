@@ -19,7 +19,12 @@
 
 #include "scheduler/framework.h"
 
-typedef enum kb_stmt_op_kind { KB_OP_ALLOCATE, KB_OP_PIPELINE, KB_OP_EVICT } kb_stmt_op_kind;
+typedef enum kb_stmt_op_kind {
+	KB_OP_ALLOCATE,
+	KB_OP_PIPELINE,
+	KB_OP_EVICT,
+	KB_OP_UNDONE, /* taken back inside commit (volume binding's gate) */
+} kb_stmt_op_kind;
 
 typedef struct kb_stmt_op {
 	kb_stmt_op_kind kind;
@@ -54,7 +59,11 @@ int kb_stmt_pipeline(kb_statement *st, uint32_t task, uint32_t node);
 int kb_stmt_evict(kb_statement *st, uint32_t task, const char *reason);
 
 /* Hands allocations of ready jobs to effects->bind (tasks become Binding)
- * and evictions to effects->evict. Pipelined tasks stay pipelined. Effect
+ * and evictions to effects->evict. A ready job some of whose allocations
+ * still wait for their claims (scheduler/volumes.h) is not bound: the
+ * claims to bind go to effects->bind_volumes, and unless that binds them
+ * at once the job's allocations are taken back, its pending reason saying
+ * what it waits for. Pipelined tasks stay pipelined. Effect
  * failures are counted in the session (kb_session_close reports them).
  * Empties the statement (it may be used again). */
 void kb_stmt_commit(kb_statement *st);

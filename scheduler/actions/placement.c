@@ -7,6 +7,7 @@
 #include "api/pod_spec.h"
 #include "scheduler/topology.h"
 #include "scheduler/podtopo.h"
+#include "scheduler/volumes.h"
 
 static void report_add(kb_fit_report *rep, const char *reason)
 {
@@ -205,7 +206,8 @@ int32_t kb_best_node(kb_session *ssn, const kb_task *task, kb_fit_report *report
 	struct kb_place_memo *m = ssn->place_memo;
 	if (m && m->valid && m->epoch == ssn->placement_epoch &&
 	    kb_task_placed_alike(task, &s->tasks[m->task]) &&
-	    kb_podtopo_alike(ssn, task, &s->tasks[m->task])) {
+	    kb_podtopo_alike(ssn, task, &s->tasks[m->task]) &&
+	    kb_volumes_alike(ssn, task, &s->tasks[m->task])) {
 		bool checked = false;
 		int32_t ni = memo_best(ssn, m, task, &checked);
 		const char *why = NULL;

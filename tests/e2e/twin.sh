@@ -125,6 +125,8 @@ why_skip() {
 			{ echo "it uses a device plugin's sharing rules, which kube-scheduler does not apply"; return; }
 	fi
 	grep -qE '^error:' "$s/expect.yaml" && { echo "expects an error"; return; }
+	grep -qE 'kind: *(PersistentVolumeClaim|PersistentVolume|StorageClass)' "${files[@]}" &&
+		{ echo "it uses volumes, whose binding needs the PV controller the twin's control plane does not run (tests/e2e/volumes.sh runs it)"; return; }
 	grep -qE '^(bound_at|max_time_ms|min_eviction_gap_ms):' "$s/expect.yaml" &&
 		{ echo "its expectations use virtual time"; return; }
 	grep -qE 'sim\.kube-batchd\.io/(arrival|duration)' "${files[@]}" &&

@@ -387,7 +387,7 @@ static void check_expect_keys(const kb_yaml_node *ex)
 		"description", "schedule_period_ms", "max_time_ms", "error", "bound", "not_bound",
 		"bound_count", "eviction_count", "max_eviction_count", "evicted", "not_evicted",
 		"max_evictions_per_pod", "min_eviction_gap_ms", "pending", "pending_reason", "podgroups", "queues",
-		"same_node", "different_nodes", "bound_before", "bound_at", "gpus"};
+		"same_node", "different_nodes", "bound_before", "bound_at", "gpus", "volumes"};
 	static const char *const counts[] = {"schedule_period_ms", "max_time_ms", "bound_count",
 					     "eviction_count", "max_eviction_count",
 					     "max_evictions_per_pod", "min_eviction_gap_ms"};
@@ -598,6 +598,18 @@ static void check_expect(const kb_yaml_node *ex, json_t *outj)
 							kb_yaml_str(w->items[k]));
 			if (!b || strcmp(gs, ws) != 0)
 				FAIL("%s: expected GPUs [%s], got [%s]%s", pod, ws, gs, b ? "" : " (never bound)");
+		}
+	/* volumes: claim -> the volume it was bound to, or "provisioned" */
+	if ((n = kb_yaml_get(ex, "volumes")))
+		for (size_t i = 0; i < n->n; i++) {
+			const char *claim = n->pairs[i].key->str;
+			const char *vol = kb_yaml_str(n->pairs[i].value);
+			json_t *b = find_by(json_object_get(outj, "volume_bindings"), "claim", claim);
+			json_t *v = b ? json_object_get(b, "volume") : NULL;
+			const char *got = !b ? "(never bound)" : json_is_string(v) ? json_string_value(v)
+										 : "provisioned";
+			if (!vol || strcmp(got, vol) != 0)
+				FAIL("claim %s: expected volume %s, got %s", claim, vol ? vol : "?", got);
 		}
 	check_pairs(outj, kb_yaml_get(ex, "same_node"), true);
 	check_pairs(outj, kb_yaml_get(ex, "different_nodes"), false);

@@ -1,0 +1,149 @@
+/* volumes.c - volume binding in a session (see volumes.h). */
+#include "scheduler/volumes.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "api/labels.h"
+
+#define NO_VOLUMES "node(s) didn't find available persistent volumes to bind"
+#define NODE_CONFLICT "node(s) didn't match PersistentVolume's node affinity"
+
+/* The session's volume state: who took each available volume, and what
+ * each placed task was given. */
+struct kb_vol {
+	int32_t *taker;  /* per snap->pvs: the task holding it, or -1 */
+	int32_t **picks; /* per task: its picks (volumes.h), or NULL */
+};
+
+/* Whether node matches one of n terms (none: every node). */
+static bool terms_match(const kb_selector_term *terms, uint32_t n, const kb_node *node)
+{
+	if (n == 0)
+		return true;
+	for (uint32_t i = 0; i < n; i++)
+		if (kb_match_selector_term(&terms[i], node))
+			return true;
+	return false;
+}
+
+static bool pv_fits(const kb_pv *pv, const kb_claim_need *c, const kb_node *node)
+{
+	return strcmp(pv->class_name, c->class_name) == 0 && pv->capacity >= c->request &&
+	       pv->block == c->block && (pv->access_modes & c->access_modes) == c->access_modes &&
+	       (!c->selector || kb_match_label_selector(c->selector, pv->labels)) &&
+	       terms_match(pv->terms, pv->nterms, node);
+}
+
+/* Chooses, in picks[0..v->nto_bind), a volume or provisioning for each
+ * claim to bind of task ti on node. false when some claim has neither. */
+static bool match_claims(const kb_session *ssn, uint32_t ti, const kb_task_volumes *v,
+			 const kb_node *node, int32_t *picks)
+{
+	const kb_snapshot *s = ssn->snap;
+	const struct kb_vol *st = ssn->vol;
+	for (uint32_t i = 0; i < v->nto_bind; i++) {
+		const kb_claim_need *c = &v->to_bind[i];
+		int32_t best = -1;
+		for (uint32_t p = 0; p < s->npvs; p++) {
+			if (st && st->taker[p] >= 0 && (uint32_t)st->taker[p] != ti)
+				continue;
+			bool mine = false;
+			for (uint32_t k = 0; k < i && !mine; k++)
+				mine = picks[k] == (int32_t)p;
+			if (mine || !pv_fits(&s->pvs[p], c, node))
+				continue;
+			if (best < 0 || s->pvs[p].capacity < s->pvs[best].capacity)
+				best = (int32_t)p;
+		}
+		if (best < 0 && !(c->dynamic && terms_match(c->allowed, c->nallowed, node)))
+			return false;
+		picks[i] = best;
+	}
+	return true;
+}
+
+int kb_volumes_fit(const kb_session *ssn, const kb_task *task, const kb_node *node,
+		   const char **ret_reason)
+{
+	const kb_task_volumes *v = kb_task_vol(ssn->snap, task);
+	if (!v)
+		return KB_FIT_OK;
+	if (v->wait) {
+		*ret_reason = v->wait;
+		return KB_FIT_FAIL;
+	}
+	if (v->pinned_node && strcmp(v->pinned_node, node->name) != 0) {
+		*ret_reason = NO_VOLUMES;
+		return KB_FIT_FAIL;
+	}
+	for (uint32_t i = 0; i < v->naffinities; i++)
+		if (!terms_match(v->affinities[i].terms, v->affinities[i].nterms, node)) {
+			*ret_reason = NODE_CONFLICT;
+			return KB_FIT_FAIL;
+		}
+	int32_t picks[KB_MAX_POD_CLAIMS];
+	if (v->nto_bind > 0 &&
+	    !match_claims(ssn, (uint32_t)(task - ssn->snap->tasks), v, node, picks)) {
+		*ret_reason = NO_VOLUMES;
+		return KB_FIT_FAIL;
+	}
+	return KB_FIT_OK;
+}
+
+static int vol_open(kb_session *ssn)
+{
+	const kb_snapshot *s = ssn->snap;
+	struct kb_vol *st = kb_session_calloc(ssn, 1, sizeof(*st));
+	if (!st)
+		return -ENOMEM;
+	st->taker = kb_session_calloc(ssn, s->npvs + 1, sizeof(int32_t));
+	st->picks = kb_session_calloc(ssn, s->ntasks + 1, sizeof(int32_t *));
+	if (!st->taker || !st->picks)
+		return -ENOMEM;
+	for (uint32_t p = 0; p < s->npvs; p++)
+		st->taker[p] = -1;
+	ssn->vol = st;
+	return 0;
+}
+
+int kb_volumes_update(kb_session *ssn, const kb_task *task, int delta)
+{
+	const kb_task_volumes *v = kb_task_vol(ssn->snap, task);
+	if (!v || v->nto_bind == 0)
+		return 0;
+	if (!ssn->vol && vol_open(ssn) < 0)
+		return -ENOMEM;
+	struct kb_vol *st = ssn->vol;
+	uint32_t ti = (uint32_t)(task - ssn->snap->tasks);
+	int32_t *picks = st->picks[ti];
+	if (delta < 0) {
+		for (uint32_t i = 0; picks && i < v->nto_bind; i++)
+			if (picks[i] >= 0)
+				st->taker[picks[i]] = -1;
+		st->picks[ti] = NULL;
+		return 0;
+	}
+	if (!picks && !(picks = kb_session_calloc(ssn, v->nto_bind, sizeof(int32_t))))
+		return -ENOMEM;
+	if (task->node < 0 || !match_claims(ssn, ti, v, &ssn->snap->nodes[task->node], picks))
+		return 0; /* not placed here by a fit check: nothing taken */
+	for (uint32_t i = 0; i < v->nto_bind; i++)
+		if (picks[i] >= 0)
+			st->taker[picks[i]] = (int32_t)ti;
+	st->picks[ti] = picks;
+	return 0;
+}
+
+bool kb_volumes_ready(const kb_session *ssn, const kb_task *task)
+{
+	const kb_task_volumes *v = kb_task_vol(ssn->snap, task);
+	return !v || v->ready;
+}
+
+const int32_t *kb_volumes_picks(const kb_session *ssn, const kb_task *task)
+{
+	if (!ssn->vol)
+		return NULL;
+	return ssn->vol->picks[task - ssn->snap->tasks];
+}
