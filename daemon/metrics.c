@@ -72,7 +72,7 @@ static int read_file(const char *path, char *buf, size_t n)
 		return -errno;
 	size_t got = fread(buf, 1, n - 1, f);
 	int e = ferror(f) ? -EIO : 0;
-	fclose(f);
+	(void)fclose(f); /* read only: nothing to lose */
 	buf[got] = '\0';
 	return e;
 }
@@ -266,7 +266,7 @@ static void queue_resources(FILE *f, const kb_summary *s, res_kind k)
 		fprintf(f, "%s{queue_name=\"", name);
 		put_label(f, q->name);
 		fputs("\"}", f);
-		put_value(f, (double)(res_of(q, k)->q[KB_RES_MEMORY] / 1000));
+		put_value(f, (double)res_of(q, k)->q[KB_RES_MEMORY] / 1000.0);
 	}
 	(void)snprintf(name, sizeof(name), P "queue_%s_scalar_resources", res_word[k]);
 	(void)snprintf(help, sizeof(help),
