@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 
 /* What only volcano's Queue has. */
 static int dec_volcano(dec_ctx *d, const kb_yaml_node *spec, const kb_yaml_node *status,
@@ -30,7 +31,29 @@ static int dec_volcano(dec_ctx *d, const kb_yaml_node *spec, const kb_yaml_node 
 		q->state = KB_QUEUE_CLOSED;
 	else if (dec_scalar_is(st, "Closing"))
 		q->state = KB_QUEUE_CLOSING;
-	return 0; /* Open, Unknown or absent: open */
+	/* Open, Unknown or absent: open */
+	q->status.state_set = st && !kb_yaml_is_null(st);
+	q->status.state = q->state;
+	return dec_reslist(d, kb_yaml_get(status, "allocated"), "status.allocated",
+			   &q->status.allocated, &q->status.allocated_mask);
+}
+
+/* The PodGroup counts of status, both flavors' (what the scheduler wrote
+ * last; kube/queue_status.h compares them before writing again). */
+static int dec_status_counts(dec_ctx *d, const kb_yaml_node *status, kb_queue_status_obj *st)
+{
+	static const char *const names[] = {"unknown", "pending", "running", "inqueue", "completed"};
+	int32_t *dst[] = {&st->unknown, &st->pending, &st->running, &st->inqueue, &st->completed};
+	char field[32];
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		int64_t v = 0;
+		(void)snprintf(field, sizeof(field), "status.%s", names[i]);
+		int r = dec_int(d, kb_yaml_get(status, names[i]), field, 0, INT32_MAX, &v, NULL);
+		if (r < 0)
+			return r;
+		*dst[i] = (int32_t)v;
+	}
+	return 0;
 }
 
 int dec_queue(dec_ctx *d)
@@ -65,6 +88,8 @@ int dec_queue(dec_ctx *d)
 		return r;
 	q->reclaimable = true;
 	q->state = KB_QUEUE_OPEN;
+	if ((r = dec_status_counts(d, status, &q->status)) < 0)
+		return r;
 	if (q->flavor != KB_PG_VOLCANO)
 		return 0;
 	return dec_volcano(d, spec, status, q);

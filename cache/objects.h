@@ -316,6 +316,16 @@ typedef struct kb_workload_obj {
 	const char *queue; /* annotation KB_ANN_VOLCANO_QUEUE, or NULL */
 } kb_workload_obj;
 
+/* A Queue's status as the API last showed it (what the scheduler compares
+ * its wish with before writing, kube/queue_status.h). */
+typedef struct kb_queue_status_obj {
+	bool state_set;           /* status.state present (volcano) */
+	kb_queue_state state;
+	int32_t unknown, pending, running, inqueue, completed; /* absent: 0 */
+	uint32_t allocated_mask;  /* bit i: status.allocated names resource i (volcano) */
+	kb_res allocated;
+} kb_queue_status_obj;
+
 typedef struct kb_queue_obj {
 	kb_pg_flavor flavor; /* KB_PG_KUBE_BATCH or KB_PG_VOLCANO */
 	int32_t weight;      /* default 1 */
@@ -325,6 +335,7 @@ typedef struct kb_queue_obj {
 	bool reclaimable;    /* default true */
 	kb_queue_state state;
 	const char *parent;  /* or NULL */
+	kb_queue_status_obj status;
 } kb_queue_obj;
 
 typedef struct kb_priority_class_obj {

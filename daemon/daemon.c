@@ -23,6 +23,7 @@
 #include "daemon/endpoint.h"
 #include "daemon/leader.h"
 #include "daemon/metrics.h"
+#include "daemon/summary.h"
 #include "kube/kube_client.h"
 #include "kube/reflector.h"
 #include "kube/writers.h"
@@ -109,6 +110,10 @@ struct daemon_state {
 	double last_session_end_s, last_session_dur_s; /* monotonic */
 
 	kb_session_counters counters; /* for /metrics */
+	/* The last session's figures and the sums over every session
+	 * (summary.h, metrics.h): /metrics and the Queue status writes. */
+	kb_summary summary;
+	kb_metrics_totals totals;
 };
 
 static int64_t wall_ms(void)
@@ -401,6 +406,29 @@ static void on_discovery_retry(struct ev_loop *loop, ev_timer *w, int revents)
 
 /* ---- sessions -------------------------------------------------------------------- */
 
+/* The end of a session's summary (summary.h): the sums for /metrics, and
+ * each API Queue's status written when the cache's copy says otherwise
+ * (kb_writers_queue_status). O(queues x KB_RES_MAX + GPU nodes). */
+static void session_summarized(daemon_state *d, const kb_snapshot *snap, double seconds)
+{
+	kb_summary *s = &d->summary;
+	if (kb_summary_end(s, snap, seconds) < 0)
+		kb_warn("session summary: out of memory; /metrics shows part of the last session");
+	kb_metrics_totals_add(&d->totals, s);
+	for (uint32_t i = 0; i < s->nqueues; i++) {
+		const kb_summary_queue *q = &s->queues[i];
+		const kb_object *o = kb_writers_cached_queue(d->writers, q->name);
+		if (!o)
+			continue;
+		kb_queue_report want;
+		kb_queue_report_make(o->u.queue.flavor, q->podgroups, q->state, &q->allocated,
+				     s->resnames.n, &o->u.queue.status, &want);
+		if (kb_writers_queue_status(d->writers, q->name, &want) < 0)
+			kb_warn("writing status of Queue \"%s\": out of memory; tried again next "
+				"session", q->name);
+	}
+}
+
 static void run_session(daemon_state *d)
 {
 	double t0 = mono_s();
@@ -414,16 +442,23 @@ static void run_session(daemon_state *d)
 		return;
 	}
 	kb_session ssn;
-	r = kb_session_open(&ssn, snap, &d->conf, &kb_writers_effects, d->writers, now, &err);
+	/* Every effect goes to the writers through the summary's tee. */
+	kb_summary_tee tee = {.next = &kb_writers_effects, .next_ctx = d->writers,
+			      .sum = &d->summary};
+	r = kb_session_open(&ssn, snap, &d->conf, &kb_summary_effects, &tee, now, &err);
 	if (r < 0) {
 		kb_error("opening a session: %s", err.msg[0] ? err.msg : strerror(-r));
 		d->counters.errors++;
 		return;
 	}
+	if (kb_summary_begin(&d->summary, snap) < 0)
+		kb_warn("session summary: out of memory; /metrics shows no queues until a session "
+			"summarizes");
 	kb_session_use_memo(&ssn, &d->memo);
 	r = kb_session_run_actions(&ssn, &err);
 	if (r < 0)
 		kb_error("session: %s", err.msg[0] ? err.msg : strerror(-r));
+	kb_summary_session(&d->summary, &ssn);
 	bool replayed = ssn.memo_replayed;
 	uint32_t binds = ssn.binds, evictions = ssn.evictions, njobs = snap->njobs;
 	int rc = kb_session_close(&ssn);
@@ -433,6 +468,7 @@ static void run_session(daemon_state *d)
 	if (r < 0 || rc < 0)
 		d->counters.errors++;
 	double dt = mono_s() - t0;
+	session_summarized(d, snap, dt);
 	d->counters.sessions++;
 	d->counters.seconds_sum += dt;
 	d->last_generation = d->cluster.generation;
@@ -638,7 +674,16 @@ static bool endpoint_readyz(void *ctx, char *buf, size_t n)
 static int endpoint_metrics(void *ctx, char **ret)
 {
 	const daemon_state *d = ctx;
-	kb_metrics_view v = {.sessions = d->counters, .synced = d->synced, .leader = d->leading};
+	kb_metrics_view v = {.sessions = d->counters,
+			     .synced = d->synced,
+			     .leader = d->leading,
+			     .totals = &d->totals,
+			     .summary = &d->summary,
+			     .profile = d->opt->scheduler_name,
+			     .version = KB_BUILD_VERSION};
+	int pr = kb_metrics_read_process(&v.process);
+	if (pr < 0)
+		kb_vlog(1, "/metrics: reading /proc/self: %s; process_* left out", strerror(-pr));
 	if (d->writers)
 		kb_writers_stats(d->writers, &v.writes);
 	kb_metrics_add_client(&v, d->write_client);
@@ -831,6 +876,7 @@ static void release_all(daemon_state *d)
 		kb_queue_conf_release(&d->qconf);
 	if (d->conf_loaded)
 		kb_conf_release(&d->conf);
+	kb_summary_release(&d->summary);
 	kb_cluster_release(&d->cluster);
 	if (d->loop)
 		ev_loop_destroy(d->loop);
@@ -844,6 +890,8 @@ int kb_daemon_run(const kb_daemon_options *opt, kb_err *err)
 		return kb_err_set(err, -ENOMEM, "out of memory");
 	d->opt = opt;
 	d->leading = !opt->leader_elect;
+	kb_summary_init(&d->summary);
+	kb_metrics_totals_init(&d->totals);
 	kb_cluster_init(&d->cluster, opt->scheduler_name, opt->default_queue);
 	int r = 0;
 	for (uint32_t i = 0; i < opt->nmore_scheduler_names && r == 0; i++)

@@ -99,12 +99,22 @@ typedef struct event_rec {
 	int64_t last_ms;
 } event_rec;
 
+/* What was last sent for a Queue's status (kb_writers_queue_status). */
+typedef struct queue_rec {
+	struct queue_rec *lprev, *lnext; /* in w->queue_list */
+	char *name;
+	bool in_flight, sent_valid;
+	kb_queue_report sent;
+	char *sent_rv; /* the cache's resourceVersion when sent */
+} queue_rec;
+
 enum req_kind {
 	REQ_BIND,
 	REQ_EVICT,
 	REQ_PG_STATUS,
 	REQ_POD_STATUS,
 	REQ_EVENT,
+	REQ_QUEUE_STATUS,
 	REQ_PV_CLAIM, /* a PersistentVolume's spec.claimRef (key: the volume) */
 	REQ_PVC_NODE, /* a claim's selected-node annotation (key: "ns/name") */
 };
@@ -118,6 +128,7 @@ typedef struct wreq {
 	int64_t started_ms;
 	uint32_t gpu_mask;
 	pg_rec *pg;
+	queue_rec *queue; /* Queue status writes */
 	gang_rec *gang;   /* binds of a gang */
 	char *event_key;  /* events: the correlation key (a PATCH if count > 1) */
 } wreq;
@@ -142,6 +153,8 @@ struct kb_writers {
 	uint32_t nevents;
 	int64_t now_ms; /* the last session's clock (kb_writers_tick, bind) */
 	uint32_t unsettled; /* bindings and evictions sent or queued, not answered */
+	kb_strmap queues; /* Queue name -> queue_rec * */
+	queue_rec *queue_list;
 };
 
 /* ---- small helpers --------------------------------------------------------------- */
@@ -799,6 +812,24 @@ static void bind_failed(kb_writers *w, wreq *r, bool refused, const char *why)
 		gang_answered(w, g);
 }
 
+/* Counts a failed Binding by its HTTP status (kb_writer_stats). O(codes). */
+static void count_bind_failure(kb_writer_stats *st, int status)
+{
+	int code = status < 0 ? 0 : status;
+	for (uint32_t i = 0; i < st->nbind_failure_codes; i++)
+		if (st->bind_failure_codes[i].code == code) {
+			st->bind_failure_codes[i].n++;
+			return;
+		}
+	kb_code_count *c = &st->bind_failure_codes[st->nbind_failure_codes];
+	if (st->nbind_failure_codes < KB_WRITER_CODES)
+		st->nbind_failure_codes++;
+	else
+		code = -1;
+	c->code = code;
+	c->n++;
+}
+
 static void bind_done(kb_writers *w, wreq *r, int status, const char *body, size_t len)
 {
 	gang_rec *g = r->gang;
@@ -821,6 +852,7 @@ static void bind_done(kb_writers *w, wreq *r, int status, const char *body, size
 		return;
 	}
 	w->stats.bind_failures++;
+	count_bind_failure(&w->stats, status);
 	char why[512];
 	reason_of(status, body, len, why, sizeof(why));
 	bool refused = bind_refused(status, body, len);
@@ -1420,6 +1452,90 @@ static void volume_done(kb_writers *w, wreq *r, int status, const char *body, si
 
 /* ---- the table, life cycle ------------------------------------------------------- */
 
+/* ---- Queue status ------------------------------------------------------------------ */
+
+static void queue_status_done(kb_writers *w, wreq *r, int status, const char *body, size_t len)
+{
+	queue_rec *q = r->queue;
+	q->in_flight = false;
+	if (status == 200 || status == 201) {
+		w->stats.queue_status_writes++;
+		kb_vlog(3, "Queue \"%s\": status pending %d, inqueue %d, running %d", q->name,
+			q->sent.pending, q->sent.inqueue, q->sent.running);
+		return;
+	}
+	q->sent_valid = false; /* written again next session */
+	if (status == 404)
+		return;
+	char why[512];
+	reason_of(status, body, len, why, sizeof(why));
+	kb_warn("writing status of Queue \"%s\" failed: %s; written again next session", q->name,
+		why);
+}
+
+const kb_object *kb_writers_cached_queue(const kb_writers *w, const char *name)
+{
+	int64_t idx;
+	if (!kb_strmap_get(&w->cluster->queues.by_key, name, &idx))
+		return NULL;
+	const kb_object *o = w->cluster->queues.slots.v[idx].obj;
+	return o && o->kind == KB_KIND_QUEUE ? o : NULL;
+}
+
+int kb_writers_queue_status(kb_writers *w, const char *name, const kb_queue_report *want)
+{
+	const kb_object *o = kb_writers_cached_queue(w, name);
+	if (!o)
+		return 0;
+	const kb_queue_obj *cq = &o->u.queue;
+	const char *rv = o->meta.resource_version ? o->meta.resource_version : "";
+	if (kb_queue_report_matches(cq->flavor, want, &cq->status))
+		return 0;
+	int64_t v;
+	queue_rec *q;
+	if (kb_strmap_get(&w->queues, name, &v)) {
+		q = (queue_rec *)(intptr_t)v;
+	} else {
+		q = calloc(1, sizeof(*q));
+		if (!q || !(q->name = strdup(name)) ||
+		    kb_strmap_put(&w->queues, q->name, (int64_t)(intptr_t)q) < 0) {
+			if (q)
+				free(q->name);
+			free(q);
+			return -ENOMEM;
+		}
+		LIST_ADD(w->queue_list, q);
+	}
+	/* The same wish sent and its echo not back yet: nothing new to say. */
+	if (q->in_flight ||
+	    (q->sent_valid && kb_queue_report_eq(&q->sent, want) && q->sent_rv &&
+	     strcmp(q->sent_rv, rv) == 0))
+		return 0;
+	char *rv_copy = strdup(rv);
+	json_t *body = rv_copy ? kb_queue_report_body(cq->flavor, want, &w->cluster->resnames) : NULL;
+	wreq *r = body ? wreq_new(w, REQ_QUEUE_STATUS) : NULL;
+	if (!r || !(r->key = strdup(name))) {
+		if (r)
+			wreq_free(r);
+		json_decref(body);
+		free(rv_copy);
+		return -ENOMEM;
+	}
+	r->queue = q;
+	free(q->sent_rv);
+	q->sent_rv = rv_copy;
+	q->sent = *want;
+	q->sent_valid = true;
+	q->in_flight = true;
+	int rc = send_json(w, r, "PATCH", body, "application/merge-patch+json",
+			   "/apis/%s/queues/%s/status", o->api_version, name);
+	if (rc < 0) {
+		q->in_flight = false;
+		q->sent_valid = false;
+	}
+	return rc;
+}
+
 static void on_done(void *ctx, int status, const char *body, size_t len)
 {
 	wreq *r = ctx;
@@ -1441,6 +1557,9 @@ static void on_done(void *ctx, int status, const char *body, size_t len)
 	case REQ_PV_CLAIM:
 	case REQ_PVC_NODE:
 		volume_done(w, r, status, body, len);
+		break;
+	case REQ_QUEUE_STATUS:
+		queue_status_done(w, r, status, body, len);
 		break;
 	case REQ_EVENT:
 		if (status == 200 || status == 201) {
@@ -1483,6 +1602,7 @@ kb_writers *kb_writers_new(kb_kube_client *client, kb_cluster *cluster, const ch
 	kb_strmap_init(&w->backoffs);
 	kb_strmap_init(&w->gangs);
 	kb_strmap_init(&w->events);
+	kb_strmap_init(&w->queues);
 	return w;
 }
 
@@ -1518,6 +1638,14 @@ kb_writers *kb_writers_free(kb_writers *w)
 	}
 	while (w->event_list)
 		event_drop(w, w->event_list);
+	while (w->queue_list) {
+		queue_rec *q = w->queue_list;
+		w->queue_list = q->lnext;
+		free(q->name);
+		free(q->sent_rv);
+		free(q);
+	}
+	kb_strmap_release(&w->queues);
 	kb_strmap_release(&w->pgs);
 	kb_strmap_release(&w->pods);
 	kb_strmap_release(&w->backoffs);
@@ -1607,6 +1735,9 @@ static void write_abandoned(kb_writers *w, wreq *r)
 		pod_msg_forget(w, r->key);
 	} else if (r->kind == REQ_EVENT) {
 		event_forget(w, r->event_key);
+	} else if (r->kind == REQ_QUEUE_STATUS) {
+		r->queue->in_flight = false;
+		r->queue->sent_valid = false;
 	}
 }
 

@@ -74,8 +74,17 @@
 #include "cache/cluster.h"
 #include "kube/kube_client.h"
 #include "api/effects.h"
+#include "kube/queue_status.h"
 
 typedef struct kb_writers kb_writers;
+
+/* Refused or failed Bindings by HTTP status (0: no answer, a transport
+ * error or a timeout; -1: any code past the first KB_WRITER_CODES). */
+#define KB_WRITER_CODES 12
+typedef struct kb_code_count {
+	int code;
+	uint64_t n;
+} kb_code_count;
 
 typedef struct kb_writer_stats {
 	uint64_t binds;            /* Bindings the API accepted */
@@ -85,6 +94,9 @@ typedef struct kb_writer_stats {
 	uint64_t status_writes;    /* PodGroup status and pod condition writes */
 	uint64_t events;           /* Events posted */
 	uint32_t in_flight;        /* requests not answered yet */
+	kb_code_count bind_failure_codes[KB_WRITER_CODES + 1]; /* the last: code -1 */
+	uint32_t nbind_failure_codes;
+	uint64_t queue_status_writes; /* Queue status writes (kb_writers_queue_status) */
 } kb_writer_stats;
 
 /* The effects table of cluster mode; pass a kb_writers as its ctx. */
@@ -112,6 +124,24 @@ void kb_writers_tick(kb_writers *w, int64_t now_ms);
 void kb_writers_forget_podgroup(kb_writers *w, const char *key);
 
 void kb_writers_stats(const kb_writers *w, kb_writer_stats *ret);
+
+/* Queue status (kube/queue_status.h): writes `want` to the status of the
+ * Queue object `name` as the cache holds it (a merge-patch of
+ * .../queues/NAME/status, either API group), only when the cache's copy (the
+ * watch's latest) says otherwise, and not again while a write of the same
+ * status is in flight or its echo has not come back (the cache's
+ * resourceVersion is still the one it had when that write was sent). A
+ * queue that is no API object (the queue file's only) is not written.
+ * `want` is completed with the cached copy's resource names
+ * (kb_queue_report_make's `cached`) by the caller. Counted in
+ * queue_status_writes when the API accepts it; a failure is logged (not a
+ * 404: the queue is gone) and the next call writes again. Returns 0 (written,
+ * or nothing to write) or -ENOMEM. Cost: O(KB_RES_MAX) plus one request
+ * when written. */
+int kb_writers_queue_status(kb_writers *w, const char *name, const kb_queue_report *want);
+
+/* The Queue object `name` as the cache holds it, or NULL. O(1). */
+const kb_object *kb_writers_cached_queue(const kb_writers *w, const char *name);
 
 /* Shutdown (SIGTERM, or the loss of the lease: daemon/daemon.c), so that no
  * gang is left bound below its minMember:

@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* ---- session lifecycle ----------------------------------------------------------- */
 
@@ -135,8 +136,21 @@ static bool memo_matches(const kb_session *ssn)
 	       ssn->now_ms < m->until_ms;
 }
 
+static int64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 int kb_session_run_actions(kb_session *ssn, kb_err *err)
 {
+	uint32_t na = ssn->conf->nactions;
+	ssn->action_ns = na ? kb_arena_calloc(&ssn->arena, na, sizeof(*ssn->action_ns)) : NULL;
+	ssn->action_evictions =
+		na ? kb_arena_calloc(&ssn->arena, na, sizeof(*ssn->action_evictions)) : NULL;
+	if (!ssn->action_ns || !ssn->action_evictions)
+		ssn->action_ns = NULL, ssn->action_evictions = NULL;
 	bool replay = memo_matches(ssn), skipped = false, ran = false;
 	uint64_t before = 0; /* commits before the first memoizable action */
 	uint64_t by_memoizable = 0;
@@ -152,7 +166,13 @@ int kb_session_run_actions(kb_session *ssn, kb_err *err)
 			continue;
 		}
 		uint64_t c0 = ssn->commits;
+		uint32_t e0 = ssn->evictions;
+		int64_t t0 = mono_ns();
 		int r = a->execute(ssn, err);
+		if (ssn->action_ns) {
+			ssn->action_ns[i] = mono_ns() - t0;
+			ssn->action_evictions[i] = ssn->evictions - e0;
+		}
 		if (r < 0) {
 			if (ssn->memo)
 				ssn->memo->valid = false;

@@ -218,6 +218,13 @@ struct kb_session {
 	kb_err first_effect_err;
 	/* Counters for logs and benchmarks. */
 	uint32_t binds, evictions;
+	/* Per configured action (conf->actions order), from the arena, filled
+	 * by kb_session_run_actions for the metrics (daemon/summary.h): the
+	 * action's run time in nanoseconds (CLOCK_MONOTONIC; 0 when skipped)
+	 * and the evictions it made. NULL before run_actions, or when the
+	 * arena was out of memory (the actions still run). */
+	int64_t *action_ns;
+	uint32_t *action_evictions;
 	/* Statements committed with at least one change (binds, evictions,
 	 * allocations, pipelines): 0 means the session changed nothing. */
 	uint64_t commits;

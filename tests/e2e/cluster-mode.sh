@@ -6,7 +6,7 @@
 #   tests/e2e/cluster-mode.sh [--build BUILDDIR] [--keep] [CASE...]
 #
 # Cases: mnist too-big queues gpu gpu-sharing restart preempt leader deploy
-# flavours tf-template pg-first coexist (default: all). One control plane for the whole run (started
+# flavours tf-template pg-first coexist metrics (default: all). One control plane for the whole run (started
 # with `up --controllers` when tf-template is among the cases: it needs the
 # Deployment and Job controllers); each case brings its own Nodes and
 # namespace and its own scheduler process, and cleans up after itself.
@@ -20,7 +20,7 @@ e2e_name=cluster-mode e2e_help_end=15
 fixtures=$here/fixtures
 e2e_args "$@"
 cases=("${e2e_cases[@]}")
-((${#cases[@]})) || cases=(mnist too-big queues gpu gpu-sharing restart preempt leader deploy flavours tf-template pg-first coexist)
+((${#cases[@]})) || cases=(mnist too-big queues gpu gpu-sharing restart preempt leader deploy flavours tf-template pg-first coexist metrics)
 up_flags=()
 [[ " ${cases[*]} " == *" tf-template "* ]] && up_flags+=(--controllers)
 e2e_need kubectl curl openssl flock setsid
@@ -672,6 +672,126 @@ case_coexist() {
 	reset_case "$ns"
 }
 
+# /metrics and Queue status against the cluster's own record: a burst of
+# gang jobs in two volcano Queues on three 4-GPU nodes (one gang can never
+# fit), /metrics scraped while the burst lands and after; the per-queue
+# allocated figures and per-node GPU figures must equal what the bound pods
+# ask for (kubectl), each Queue's status must count its PodGroups by the
+# phases they show, and sessions that change nothing write no status.
+mx_gang() { # NS QUEUE NAME SIZE GPUS
+	local i
+	printf -- '---\napiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\nmetadata: {name: %s, namespace: %s}\nspec: {minMember: %s, queue: %s}\n' "$3" "$1" "$4" "$2"
+	for ((i = 0; i < $4; i++)); do
+		printf -- '---\napiVersion: v1\nkind: Pod\nmetadata: {name: %s-%s, namespace: %s, annotations: {scheduling.volcano.sh/group-name: %s}}\nspec:\n  schedulerName: kube-batchd\n  containers: [{name: main, image: registry.k8s.io/pause:3.9, resources: {requests: {cpu: 500m}, limits: {nvidia.com/gpu: "%s"}}}]\n' "$3" "$i" "$1" "$3" "$5"
+	done
+}
+# mx_value TEXT SERIES: the value of one series ("name{labels}") in TEXT.
+mx_value() { awk -v m="$2" '$1 == m {print $2}' <<<"$1"; }
+# mx_pod_sum NS FIELD: sum over NS's bound pods of cpu (milli) or gpu.
+mx_pod_sum() {
+	k get pods -n "$1" -o json | jq -r --arg f "$2" '[.items[] | select(.spec.nodeName != null) |
+		.spec.containers[0].resources | if $f == "gpu" then (.limits["nvidia.com/gpu"] | tonumber)
+		else (.requests.cpu | rtrimstr("m") | tonumber) end] | add // 0'
+}
+# mx_queue_matches Q NS: the Queue's status counts are its PodGroups' phases.
+mx_queue_matches() {
+	local want got
+	want=$(k get podgroups.scheduling.volcano.sh -n "$2" -o json | jq -c '[.items[].status.phase] |
+		{pending: map(select(. == "Pending")) | length, inqueue: map(select(. == "Inqueue")) | length,
+		 running: map(select(. == "Running")) | length, unknown: map(select(. == "Unknown")) | length}')
+	got=$(k get queues.scheduling.volcano.sh "$1" -o json | jq -c '.status | {pending: (.pending // 0),
+		inqueue: (.inqueue // 0), running: (.running // 0), unknown: (.unknown // 0)}')
+	echo "PodGroups $want, Queue status $got"
+	[[ $want == "$got" ]]
+}
+case_metrics() {
+	local qa qb na nb text during n gpus cpu st i w0 w1 s0 s1 s2 p0 p1
+	qa=mq-a-$run qb=mq-b-$run
+	na=$(mkns e2e-mqa); nb=$(mkns e2e-mqb)
+	printf -- '---\napiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: %s}\nspec: {weight: 1}\n' "$qa" "$qb" |
+		k create -f - >/dev/null
+	node mx-node-1 8 4; node mx-node-2 8 4; node mx-node-3 8 4
+	start_sched || { fail "metrics: scheduler starts"; reset_case "$na" "$nb"; return; }
+	{
+		for i in 1 2 3; do mx_gang "$na" "$qa" a$i 2 1; done
+		for i in 1 2; do mx_gang "$nb" "$qb" b$i 3 1; done
+		mx_gang "$nb" "$qb" huge 1 5
+	} | k create -f - >/dev/null
+	during=$(curl -s "http://127.0.0.1:$port/metrics")
+	check "metrics: /metrics answers during the burst (sessions_total $(mx_value "$during" kube_batchd_sessions_total))" \
+		test -n "$(mx_value "$during" kube_batchd_sessions_total)"
+	check "metrics: the 12 one-GPU pods of both queues are bound" wait_bound "$na" 6 30
+	wait_bound "$nb" 6 30
+	sleep 1.5 # a few sessions after the last binding echoed
+	text=$(curl -s "http://127.0.0.1:$port/metrics")
+	for q in "$qa $na" "$qb $nb"; do
+		set -- $q
+		gpus=$(mx_value "$text" "kube_batchd_queue_allocated_scalar_resources{queue_name=\"$1\",resource=\"nvidia.com/gpu\"}")
+		check "metrics: queue $1 allocated GPUs in /metrics ($gpus) = the bound pods' ($(mx_pod_sum "$2" gpu))" \
+			test "${gpus:-x}" = "$(mx_pod_sum "$2" gpu)"
+		cpu=$(mx_value "$text" "kube_batchd_queue_allocated_milli_cpu{queue_name=\"$1\"}")
+		check "metrics: queue $1 allocated milli-cpu in /metrics ($cpu) = the bound pods' ($(mx_pod_sum "$2" cpu))" \
+			test "${cpu:-x}" = "$(mx_pod_sum "$2" cpu)"
+		check "metrics: queue $1 has a deserved GPU figure" \
+			test -n "$(mx_value "$text" "kube_batchd_queue_deserved_scalar_resources{queue_name=\"$1\",resource=\"nvidia.com/gpu\"}")"
+	done
+	for n in mx-node-1 mx-node-2 mx-node-3; do
+		gpus=$(k get pods -A -o json | jq --arg n "$n" '[.items[] | select(.spec.nodeName == $n) |
+			.spec.containers[0].resources.limits["nvidia.com/gpu"] // "0" | tonumber] | add // 0')
+		check "metrics: node $n GPUs allocated in /metrics = the pods bound there ($gpus), total 4" \
+			test "$(mx_value "$text" "kube_batchd_node_gpu_allocated{node=\"$n\"}")/$(mx_value "$text" "kube_batchd_node_gpu_total{node=\"$n\"}")" = "$gpus/4"
+	done
+	n=$(awk '$1 ~ /^kube_batchd_pending_pods\{/ {s += $2} END {print s + 0}' <<<"$text")
+	check "metrics: one pod pending (the gang that never fits) across the reason classes (got $n)" \
+		test "$n" = 1
+	check "metrics: attempts counted as scheduled (12 or more)" \
+		test "$(mx_value "$text" 'kube_batchd_schedule_attempts_total{result="scheduled",profile="kube-batchd"}')" -ge 12
+	check "metrics: e2e latency histogram counts every session" \
+		test "$(mx_value "$text" 'kube_batchd_e2e_scheduling_latency_milliseconds_count')" = "$(mx_value "$text" kube_batchd_sessions_total)"
+	check "metrics: process figures from /proc/self" test "$(mx_value "$text" process_resident_memory_bytes)" -gt 0
+	for q in "$qa $na" "$qb $nb"; do
+		set -- $q
+		for ((i = 0; i < 25; i++)); do
+			st=$(mx_queue_matches "$1" "$2") && break
+			sleep 0.2
+		done
+		check "metrics: Queue $1 status counts its PodGroups' phases ($st)" mx_queue_matches "$1" "$2"
+		gpus=$(k get queues.scheduling.volcano.sh "$1" -o jsonpath='{.status.allocated.nvidia\.com/gpu}/{.status.state}')
+		check "metrics: Queue $1 status.allocated GPUs and state ($gpus) = $(mx_pod_sum "$2" gpu)/Open" \
+			test "$gpus" = "$(mx_pod_sum "$2" gpu)/Open"
+	done
+	# Idle sessions: changes that give a session work but change nothing
+	# the Queues show (a namespace's labels) write no status.
+	w0=$(metric kube_batchd_queue_status_writes_total); s0=$(metric kube_batchd_sessions_total)
+	p0=$(metric kube_batchd_status_writes_total)
+	for i in 1 2 3; do
+		k label namespace "$na" "e2e.kube-batchd.io/idle=$i" --overwrite >/dev/null
+		sleep 0.7
+	done
+	w1=$(metric kube_batchd_queue_status_writes_total); s1=$(metric kube_batchd_sessions_total)
+	p1=$(metric kube_batchd_status_writes_total)
+	check "metrics: $((s1 - s0)) idle sessions (3 or more) wrote no Queue status ($w0 -> $w1) and no PodGroup status ($p0 -> $p1)" \
+		test $((s1 - s0)) -ge 3 -a "$w1" = "$w0" -a "$p1" = "$p0"
+	check "metrics: Queue status was written at least once per queue ($w1)" test "${w1:-0}" -ge 2
+	# A change the Queue shows (a gang goes) is written.
+	k delete pods -n "$na" a1-0 a1-1 --grace-period=0 --force >/dev/null 2>&1
+	k delete podgroups.scheduling.volcano.sh a1 -n "$na" >/dev/null 2>&1
+	for ((i = 0; i < 25; i++)); do
+		st=$(k get queues.scheduling.volcano.sh "$qa" -o jsonpath='{.status.running}/{.status.allocated.nvidia\.com/gpu}')
+		[[ $st == 2/4 ]] && break
+		sleep 0.2
+	done
+	check "metrics: Queue $qa status follows a gang's deletion (running/GPUs $st, want 2/4)" test "$st" = 2/4
+	s2=$(metric kube_batchd_queue_status_writes_total)
+	# The pods' deletion and the PodGroup's may reach one session or two.
+	check "metrics: that change cost one or two Queue status writes ($w1 -> $s2)" \
+		test "$((s2 - w1))" -ge 1 -a "$((s2 - w1))" -le 2
+	k delete podgroups.scheduling.volcano.sh --all -n "$na" >/dev/null 2>&1
+	k delete podgroups.scheduling.volcano.sh --all -n "$nb" >/dev/null 2>&1
+	k delete queues.scheduling.volcano.sh "$qa" "$qb" >/dev/null 2>&1
+	reset_case "$na" "$nb"
+}
+
 for c in "${cases[@]}"; do
 	case $c in
 	mnist) case_mnist ;;
@@ -687,6 +807,7 @@ for c in "${cases[@]}"; do
 	tf-template) case_tf_template ;;
 	pg-first) case_pg_first ;;
 	coexist) case_coexist ;;
+	metrics) case_metrics ;;
 	*) fail "unknown case $c" ;;
 	esac
 done
