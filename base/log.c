@@ -69,8 +69,7 @@ static void json_escape(char *out, size_t n, size_t *k, const char *s)
 	while (left > 0 && *k + 8 < n) {
 		size_t len = utf8_len(p, left);
 		if (len == 0) {
-			memcpy(out + *k, "\\ufffd", 6);
-			*k += 6;
+			*k += (size_t)snprintf(out + *k, n - *k, "\\ufffd");
 			len = 1;
 		} else if (*p == '"' || *p == '\\') {
 			out[(*k)++] = '\\';
