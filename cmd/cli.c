@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "api/defaults.h"
+#include "daemon/leader.h"
 #include "plugins/registry.h"
 
 /* ---- shared handlers ------------------------------------------------------------ */
@@ -405,6 +406,31 @@ static bool shell_redirection(const char *a)
 	return strcmp(a, "2>&1") == 0;
 }
 
+/* With --leader-elect, client-go's rule (component-base checks it the same
+ * way): lease duration > renew deadline > retry period. Says which flags
+ * break it on msgs. */
+static bool leader_timing_bad(const kb_daemon_options *o, FILE *msgs)
+{
+	int64_t lease = o->lease_duration_ms ? o->lease_duration_ms : KB_LEADER_DEFAULT_LEASE_MS;
+	int64_t renew = o->renew_deadline_ms ? o->renew_deadline_ms : KB_LEADER_DEFAULT_RENEW_MS;
+	int64_t retry = o->retry_period_ms ? o->retry_period_ms : KB_LEADER_DEFAULT_RETRY_MS;
+	if (lease <= renew) {
+		fprintf(msgs,
+			"kube-batchd: --leader-elect-lease-duration (%lld ms) must be more than "
+			"--leader-elect-renew-deadline (%lld ms)\n",
+			(long long)lease, (long long)renew);
+		return true;
+	}
+	if (renew <= retry) {
+		fprintf(msgs,
+			"kube-batchd: --leader-elect-renew-deadline (%lld ms) must be more than "
+			"--leader-elect-retry-period (%lld ms)\n",
+			(long long)renew, (long long)retry);
+		return true;
+	}
+	return false;
+}
+
 int kb_cli_daemon_parse(int argc, char **argv, kb_cli_daemon *c, FILE *msgs)
 {
 	*c = (kb_cli_daemon){
@@ -437,6 +463,8 @@ int kb_cli_daemon_parse(int argc, char **argv, kb_cli_daemon *c, FILE *msgs)
 			      "redirection and no shell reads the args (stderr is the log already)\n",
 			argv[i]);
 	}
+	if (c->opt.leader_elect && leader_timing_bad(&c->opt, msgs))
+		return -EINVAL;
 	c->opt.lease_namespace = c->lock_object_namespace && c->lock_object_namespace[0]
 					 ? c->lock_object_namespace
 					 : c->resource_namespace;

@@ -287,6 +287,15 @@ static void errors_name_the_flag_and_value(void **state)
 	expect_error(ARGS("--node-selector=volcano.sh/role:train"), "--node-selector",
 		     "not supported");
 	expect_error(ARGS("--config=/etc/kubernetes/scheduler.yaml"), "--config", "not supported");
+	/* durations out of client-go's order, with --leader-elect only */
+	expect_error(ARGS("--leader-elect", "--leader-elect-renew-deadline=20s"),
+		     "--leader-elect-lease-duration (15000 ms)", "--leader-elect-renew-deadline (20000 ms)");
+	expect_error(ARGS("--leader-elect", "--leader-elect-retry-period=10s"),
+		     "--leader-elect-renew-deadline (10000 ms)", "--leader-elect-retry-period (10000 ms)");
+	run r;
+	kb_cli_daemon c;
+	assert_int_equal(daemon_parse(&r, ARGS("--leader-elect-renew-deadline=20s"), &c), 0);
+	run_release(&r);
 }
 
 static void help_is_asked_for(void **state)
