@@ -97,6 +97,7 @@ struct daemon_state {
 	double drain_deadline; /* monotonic */
 	ev_timer drain;
 	kb_endpoint *endpoint; /* --listen-address, or NULL */
+	kb_endpoint *health_endpoint; /* --healthz-address, or NULL */
 
 	/* Leader election (--leader-elect): the elector, whether this instance
 	 * leads (always true without it), and whether it lost the lease. */
@@ -833,6 +834,7 @@ static void stop_watchers(daemon_state *d)
 	ev_signal_stop(d->loop, &d->sigterm);
 	ev_signal_stop(d->loop, &d->sigint);
 	d->endpoint = kb_endpoint_stop(d->endpoint);
+	d->health_endpoint = kb_endpoint_stop(d->health_endpoint);
 	for (int i = 0; i < d->nrefl; i++)
 		d->refl[i] = kb_reflector_free(d->refl[i]);
 }
@@ -850,9 +852,17 @@ static int run_loop(daemon_state *d, kb_err *err)
 		opt->scheduler_name, d->kcfg.server ? d->kcfg.server : "?", period,
 		(double)opt->delay_ms / 1000.0);
 	int r = 0;
-	if (opt->leader_elect)
-		r = kb_leader_start(d->loop, d->control_client, opt->scheduler_name,
-				    &leader_callbacks, d, &d->elector, err);
+	if (opt->leader_elect) {
+		kb_leader_config lc = {
+			.namespace_ = opt->lease_namespace,
+			.name = opt->lease_name ? opt->lease_name : opt->scheduler_name,
+			.lease_duration_ms = opt->lease_duration_ms,
+			.renew_deadline_ms = opt->renew_deadline_ms,
+			.retry_period_ms = opt->retry_period_ms,
+		};
+		r = kb_leader_start(d->loop, d->control_client, &lc, &leader_callbacks, d,
+				    &d->elector, err);
+	}
 	if (r == 0) {
 		start_discovery(d);
 		ev_run(d->loop, 0);
@@ -883,6 +893,22 @@ static void release_all(daemon_state *d)
 	free(d);
 }
 
+/* --healthz-address: the same paths on a second listener. 0, or -errno
+ * with err naming the flag. */
+static int start_health_endpoint(daemon_state *d, kb_err *err)
+{
+	int r = kb_endpoint_start(d->loop, d->opt->healthz_address, &endpoint_handler, d,
+				  &d->health_endpoint, err);
+	/* The endpoint's messages name --listen-address; this one is not it. */
+	static const char listen_flag[] = "--listen-address";
+	if (r < 0 && err && strncmp(err->msg, listen_flag, sizeof(listen_flag) - 1) == 0) {
+		char rest[sizeof(err->msg)];
+		(void)snprintf(rest, sizeof(rest), "%s", err->msg + sizeof(listen_flag) - 1);
+		kb_err_set(err, r, "--healthz-address%s", rest);
+	}
+	return r;
+}
+
 int kb_daemon_run(const kb_daemon_options *opt, kb_err *err)
 {
 	daemon_state *d = calloc(1, sizeof(*d));
@@ -904,8 +930,12 @@ int kb_daemon_run(const kb_daemon_options *opt, kb_err *err)
 	if (r == 0 && opt->listen_address && opt->listen_address[0])
 		r = kb_endpoint_start(d->loop, opt->listen_address, &endpoint_handler, d,
 				      &d->endpoint, err);
+	if (r == 0 && opt->healthz_address && opt->healthz_address[0])
+		r = start_health_endpoint(d, err);
 	if (r == 0)
-		r = run_loop(d, err); /* stops the endpoint */
+		r = run_loop(d, err); /* stops the endpoints */
+	else
+		d->endpoint = kb_endpoint_stop(d->endpoint);
 	release_all(d);
 	return r;
 }

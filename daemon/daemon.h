@@ -12,13 +12,16 @@
  *
  * A tiny HTTP server on --listen-address (daemon/endpoint.h) answers GET
  * /healthz ("ok" once the cache has synced, 503 before) and GET /metrics
- * (Prometheus text, daemon/metrics.h).
+ * (Prometheus text, daemon/metrics.h). With --healthz-address (volcano's
+ * separate health port) a second listener serves the same paths there.
  * SIGTERM and SIGINT stop the loop; everything is cancelled and freed and
  * kb_daemon_run returns 0.
  *
  * With --leader-elect, sessions run only while this instance holds the
- * coordination.k8s.io/v1 Lease kube-system/<scheduler name> (lease 15 s,
- * renew deadline 10 s, retry 2 s, as client-go: daemon/leader.h); losing it
+ * coordination.k8s.io/v1 Lease <lease_namespace>/<lease_name> (default
+ * kube-system/<scheduler name>; lease 15 s, renew deadline 10 s, retry 2 s
+ * unless the --leader-elect-* flags say otherwise, as client-go:
+ * daemon/leader.h); losing it
  * stops the daemon with -ENOLCK so that its Deployment restarts it. On
  * SIGTERM a leader gives the lease up before it stops.
  */
@@ -44,6 +47,8 @@ typedef struct kb_daemon_options {
 	const char *queue_conf;     /* --queue-conf, or NULL */
 	const char *default_queue;  /* --default-queue (required; api/defaults.h) */
 	const char *listen_address; /* --listen-address, default "127.0.0.1:10251"; "" disables */
+	const char *healthz_address; /* --healthz-address: a second listener with the same
+				      * paths; NULL or "": none */
 	int64_t period_ms;          /* --schedule-period, default 1000 */
 	int64_t delay_ms;           /* --schedule-delay, default 150: a session once
 				     * changes have stopped this long (within four
@@ -54,12 +59,17 @@ typedef struct kb_daemon_options {
 				     * is the limit: 429s wait out Retry-After) */
 	int burst;                  /* --kube-api-burst, with qps; default 400 */
 	bool leader_elect;          /* --leader-elect: sessions only while holding the
-				     * Lease kube-system/<scheduler name> */
+				     * Lease lease_namespace/lease_name */
+	const char *lease_namespace; /* --leader-elect-resource-namespace; NULL: kube-system */
+	const char *lease_name;      /* --leader-elect-resource-name; NULL: scheduler_name */
+	int64_t lease_duration_ms;   /* --leader-elect-lease-duration; 0: 15 s */
+	int64_t renew_deadline_ms;   /* --leader-elect-renew-deadline; 0: 10 s */
+	int64_t retry_period_ms;     /* --leader-elect-retry-period; 0: 2 s */
 } kb_daemon_options;
 
 /* Runs until SIGTERM or SIGINT. Returns 0 after a clean stop, or -errno with
  * err when start-up fails (bad configuration, no API server configuration,
- * the listen address taken) or -ENOLCK when leadership was lost. Logs
+ * a listen address taken, leader election durations out of order) or -ENOLCK when leadership was lost. Logs
  * through base/log.h. */
 int kb_daemon_run(const kb_daemon_options *opt, kb_err *err);
 

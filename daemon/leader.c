@@ -18,13 +18,8 @@
 
 #include "base/log.h"
 
-/* client-go's defaults (kube-scheduler's). */
-#define LEASE_DURATION_S 15
-#define RENEW_DEADLINE_S 10
-#define RETRY_PERIOD_S 2.0
 #define RELEASE_TIMEOUT_S 1.0
-#define LEASE_NAMESPACE "kube-system"
-#define LEASES_PATH "/apis/coordination.k8s.io/v1/namespaces/" LEASE_NAMESPACE "/leases"
+#define LEASES_PATH "/apis/coordination.k8s.io/v1/namespaces/%s/leases"
 
 struct kb_leader {
 	struct ev_loop *loop;
@@ -32,12 +27,18 @@ struct kb_leader {
 	kb_leader_callbacks cb;
 	void *ctx;
 	char *name;
+	char *namespace_;
+	int lease_s;         /* leaseDurationSeconds written: whole seconds, >= 1 */
+	double lease_dur_s;  /* the lease duration, renew deadline and retry period */
+	double renew_dl_s;
+	double retry_s;
 	bool leader;
 	bool in_flight;
 	bool lost;
 	bool releasing, released;
 	char identity[300];
-	char path[512];
+	char path[512];       /* the lease */
+	char collection[512]; /* the namespace's leases, to create it */
 	char *holder;      /* last holder seen */
 	char *renew_time;  /* last renewTime seen */
 	double observed_s; /* monotonic time the record last changed */
@@ -80,9 +81,10 @@ static void lose(kb_leader *l)
 
 static void check_deadline(kb_leader *l)
 {
-	if (l->leader && mono_s() - l->renewed_s > RENEW_DEADLINE_S) {
-		kb_error("leader election lost: lease \"%s\" not renewed for %d s", l->path,
-			 RENEW_DEADLINE_S);
+	if (l->leader && mono_s() - l->renewed_s > l->renew_dl_s) {
+		kb_error("leader election lost: lease \"%s\" not renewed for %.3g s (the renew "
+			 "deadline)",
+			 l->path, l->renew_dl_s);
 		lose(l);
 	}
 }
@@ -138,7 +140,7 @@ static int write_lease(kb_leader *l, const char *rv, const char *acquire, int tr
 	int r = rfc3339_micro(now);
 	if (r < 0)
 		return r;
-	json_t *meta = json_pack("{s:s, s:s}", "name", l->name, "namespace", LEASE_NAMESPACE);
+	json_t *meta = json_pack("{s:s, s:s}", "name", l->name, "namespace", l->namespace_);
 	if (meta && rv)
 		json_object_set_new(meta, "resourceVersion", json_string(rv));
 	json_t *body = NULL;
@@ -146,13 +148,13 @@ static int write_lease(kb_leader *l, const char *rv, const char *acquire, int tr
 		body = json_pack("{s:s, s:s, s:o, s:{s:s, s:i, s:s, s:s, s:i}}", "apiVersion",
 				 "coordination.k8s.io/v1", "kind", "Lease", "metadata", meta,
 				 "spec", "holderIdentity", l->identity, "leaseDurationSeconds",
-				 LEASE_DURATION_S, "acquireTime", acquire ? acquire : now,
+				 l->lease_s, "acquireTime", acquire ? acquire : now,
 				 "renewTime", now, "leaseTransitions", transitions);
 	char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
 	json_decref(body);
 	if (!text)
 		return -ENOMEM;
-	r = kb_kube_request(l->client, rv ? "PUT" : "POST", rv ? l->path : LEASES_PATH, text, NULL,
+	r = kb_kube_request(l->client, rv ? "PUT" : "POST", rv ? l->path : l->collection, text, NULL,
 			    write_done, l);
 	free(text);
 	if (r < 0)
@@ -195,12 +197,11 @@ static void decide(kb_leader *l, json_t *j)
 	const char *acquire = json_string_value(json_object_get(spec, "acquireTime"));
 	json_int_t dur = json_integer_value(json_object_get(spec, "leaseDurationSeconds"));
 	json_int_t transitions = json_integer_value(json_object_get(spec, "leaseTransitions"));
-	if (dur <= 0)
-		dur = LEASE_DURATION_S;
+	double dur_s = dur > 0 ? (double)dur : l->lease_dur_s;
 	double now = mono_s();
 	observe(l, holder, renew, now);
 	bool mine = holder && strcmp(holder, l->identity) == 0;
-	bool vacant = !holder || !holder[0] || now - l->observed_s > (double)dur;
+	bool vacant = !holder || !holder[0] || now - l->observed_s > dur_s;
 	if (rv && (mine || vacant)) {
 		if (!mine)
 			kb_info("taking over lease \"%s\" from \"%s\"", l->path,
@@ -263,21 +264,55 @@ static int name_self(kb_leader *l, kb_err *err)
 			 (unsigned)(getpid() & 0xffff));
 	if (n < 0 || (size_t)n >= sizeof(l->identity))
 		return kb_err_set(err, -ENAMETOOLONG, "leader election: identity too long");
-	n = snprintf(l->path, sizeof(l->path), LEASES_PATH "/%s", l->name);
-	if (n < 0 || (size_t)n >= sizeof(l->path))
+	n = snprintf(l->collection, sizeof(l->collection), LEASES_PATH, l->namespace_);
+	if (n >= 0 && (size_t)n < sizeof(l->collection))
+		n = snprintf(l->path, sizeof(l->path), "%s/%s", l->collection, l->name);
+	if (n < 0 || (size_t)n >= sizeof(l->path) || (size_t)n >= sizeof(l->collection))
 		return kb_err_set(err, -ENAMETOOLONG,
-				  "leader election: lease name \"%.64s...\" too long", l->name);
+				  "leader election: lease \"%.64s/%.64s...\" too long", l->namespace_,
+				  l->name);
 	return 0;
 }
 
-int kb_leader_start(struct ev_loop *loop, kb_kube_client *client, const char *name,
+/* The durations in force (a zero takes client-go's default), checked as
+ * client-go checks them. 0, or -EINVAL with err. */
+static int leader_timing(const kb_leader_config *cfg, kb_leader *l, kb_err *err)
+{
+	int64_t lease = cfg->lease_duration_ms ? cfg->lease_duration_ms : KB_LEADER_DEFAULT_LEASE_MS;
+	int64_t renew = cfg->renew_deadline_ms ? cfg->renew_deadline_ms : KB_LEADER_DEFAULT_RENEW_MS;
+	int64_t retry = cfg->retry_period_ms ? cfg->retry_period_ms : KB_LEADER_DEFAULT_RETRY_MS;
+	if (lease <= 0 || renew <= 0 || retry <= 0 || lease <= renew || renew <= retry)
+		return kb_err_set(err, -EINVAL,
+				  "leader election: lease duration %lld ms, renew deadline %lld ms, "
+				  "retry period %lld ms: each must be > 0, the lease duration > the "
+				  "renew deadline > the retry period",
+				  (long long)lease, (long long)renew, (long long)retry);
+	l->lease_dur_s = (double)lease / 1000.0;
+	l->renew_dl_s = (double)renew / 1000.0;
+	l->retry_s = (double)retry / 1000.0;
+	l->lease_s = lease >= 2000 ? (int)(lease / 1000 > 1000000 ? 1000000 : lease / 1000) : 1;
+	return 0;
+}
+
+int kb_leader_start(struct ev_loop *loop, kb_kube_client *client, const kb_leader_config *cfg,
 		    const kb_leader_callbacks *cb, void *ctx, kb_leader **ret, kb_err *err)
 {
 	*ret = NULL;
-	if (!loop || !client || !name || !name[0] || !cb || !cb->lost || !cb->released)
+	if (!loop || !client || !cfg || !cfg->name || !cfg->name[0] || !cb || !cb->lost ||
+	    !cb->released)
 		return kb_err_set(err, -EINVAL, "leader election: no lease name or callbacks");
+	const char *ns = cfg->namespace_ && cfg->namespace_[0] ? cfg->namespace_
+							       : KB_LEADER_DEFAULT_NAMESPACE;
 	kb_leader *l = calloc(1, sizeof(*l));
-	if (!l || !(l->name = strdup(name))) {
+	if (!l)
+		return kb_err_set(err, -ENOMEM, "out of memory");
+	int r = leader_timing(cfg, l, err);
+	if (r < 0) {
+		free(l);
+		return r;
+	}
+	if (!(l->name = strdup(cfg->name)) || !(l->namespace_ = strdup(ns))) {
+		free(l->name);
 		free(l);
 		return kb_err_set(err, -ENOMEM, "out of memory");
 	}
@@ -285,17 +320,19 @@ int kb_leader_start(struct ev_loop *loop, kb_kube_client *client, const char *na
 	l->client = client;
 	l->cb = *cb;
 	l->ctx = ctx;
-	int r = name_self(l, err);
+	r = name_self(l, err);
 	if (r < 0) {
 		kb_leader_free(l);
 		return r;
 	}
-	ev_timer_init(&l->timer, on_timer, 0., RETRY_PERIOD_S);
+	ev_timer_init(&l->timer, on_timer, 0., l->retry_s);
 	l->timer.data = l;
 	ev_init(&l->release_timeout, on_release_timeout);
 	l->release_timeout.data = l;
 	ev_timer_start(loop, &l->timer);
-	kb_info("leader election: lease \"%s\", identity \"%s\"", l->path, l->identity);
+	kb_info("leader election: lease \"%s\", identity \"%s\", lease duration %.3g s, renew "
+		"deadline %.3g s, retry period %.3g s",
+		l->path, l->identity, l->lease_dur_s, l->renew_dl_s, l->retry_s);
 	*ret = l;
 	return 0;
 }
@@ -309,7 +346,7 @@ bool kb_leader_release(kb_leader *l)
 		return false;
 	json_t *body = json_pack("{s:s, s:s, s:{s:s, s:s, s:s}, s:{s:s, s:i, s:s, s:s}}",
 				 "apiVersion", "coordination.k8s.io/v1", "kind", "Lease",
-				 "metadata", "name", l->name, "namespace", LEASE_NAMESPACE,
+				 "metadata", "name", l->name, "namespace", l->namespace_,
 				 "resourceVersion", l->rv, "spec", "holderIdentity", "",
 				 "leaseDurationSeconds", 1, "acquireTime", now, "renewTime", now);
 	char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
@@ -337,6 +374,7 @@ kb_leader *kb_leader_free(kb_leader *l)
 	ev_timer_stop(l->loop, &l->release_timeout);
 	kb_kube_cancel(l->client, l);
 	free(l->name);
+	free(l->namespace_);
 	free(l->rv);
 	free(l->holder);
 	free(l->renew_time);

@@ -1,13 +1,16 @@
 /* leader.h - leader election on a coordination.k8s.io/v1 Lease.
  *
- * The Lease kube-system/<name>, as client-go's leaderelection does it, with
- * kube-scheduler's defaults: every 2 s (retry period) the elector reads the
- * lease and writes it as its own when it holds it (a renewal) or when it is
- * free: no holder, or a record that has not changed for the lease's duration
- * (15 s) by our own monotonic clock, never comparing clocks with the holder.
- * A leader that could not renew for 10 s (renew deadline), or that finds the
- * lease held by someone else, has lost it. Writes are conditional on the
- * resourceVersion read, so two electors never both win.
+ * The Lease <namespace>/<name> (--leader-elect-resource-namespace, default
+ * kube-system, and --leader-elect-resource-name), as client-go's
+ * leaderelection does it, with kube-scheduler's defaults: every retry period
+ * (2 s) the elector reads the lease and writes it as its own when it holds it
+ * (a renewal) or when it is free: no holder, or a record that has not
+ * changed for the lease's duration (15 s; the leaseDurationSeconds written is
+ * this instance's, whole seconds) by our own monotonic clock, never
+ * comparing clocks with the holder. A leader that could not renew for the
+ * renew deadline (10 s), or that finds the lease held by someone else, has
+ * lost it. Writes are conditional on the resourceVersion read, so two
+ * electors never both win.
  *
  * Callbacks (on the loop, never inside a kb_leader_* call):
  *   gained    this instance now leads (once per term);
@@ -27,6 +30,7 @@
 #define KB_DAEMON_LEADER_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "base/error.h"
 #include "kube/kube_client.h"
@@ -41,12 +45,28 @@ typedef struct kb_leader_callbacks {
 	void (*released)(void *ctx); /* required */
 } kb_leader_callbacks;
 
-/* Starts electing for the Lease kube-system/<name>, the elector in *ret:
- * the first attempt is made on the loop's next iteration. The identity is
+/* Which Lease, and the timing. A zero duration takes client-go's default. */
+typedef struct kb_leader_config {
+	const char *namespace_;    /* NULL or "": kube-system */
+	const char *name;          /* required */
+	int64_t lease_duration_ms; /* 0: 15 s */
+	int64_t renew_deadline_ms; /* 0: 10 s */
+	int64_t retry_period_ms;   /* 0: 2 s */
+} kb_leader_config;
+
+#define KB_LEADER_DEFAULT_NAMESPACE "kube-system"
+#define KB_LEADER_DEFAULT_LEASE_MS 15000
+#define KB_LEADER_DEFAULT_RENEW_MS 10000
+#define KB_LEADER_DEFAULT_RETRY_MS 2000
+
+/* Starts electing for the Lease cfg names, the elector in *ret: the first
+ * attempt is made on the loop's next iteration. The identity is
  * "<hostname>_<time><pid>". Returns 0, or -errno with err: -EINVAL (no
- * name, callbacks missing), -ENAMETOOLONG (the lease's path would not fit
- * 512 bytes) or -ENOMEM. */
-int kb_leader_start(struct ev_loop *loop, kb_kube_client *client, const char *name,
+ * name, callbacks missing, a negative duration, or durations that are not
+ * lease > renew deadline > retry period, as client-go requires),
+ * -ENAMETOOLONG (the lease's path would not fit 512 bytes) or -ENOMEM. The
+ * elector copies what it keeps of cfg. */
+int kb_leader_start(struct ev_loop *loop, kb_kube_client *client, const kb_leader_config *cfg,
 		    const kb_leader_callbacks *cb, void *ctx, kb_leader **ret, kb_err *err);
 
 /* Gives the lease up (holder "", as client-go's ReleaseOnCancel) so that a
