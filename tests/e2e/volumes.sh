@@ -1,0 +1,263 @@
+#!/usr/bin/env bash
+# End-to-end: volume binding against the controller manager's volume
+# controllers. The local control plane runs kube-controller-manager's
+# persistentvolume-binder (the PV controller) with its in-tree hostPath
+# provisioner (--enable-hostpath-provisioner, kubernetes.io/host-path);
+# the daemon runs with the scheduler's restricted credentials.
+#
+#   tests/e2e/volumes.sh [--build BUILDDIR] [--keep] [CASE...]
+#
+# Cases (default: all):
+#   immediate  a claim of an Immediate class with no volume keeps its pod
+#              pending with kube-scheduler's reason; a matching volume made
+#              later is bound by the PV controller, then the pod is bound.
+#   local      a gang whose claims wait for their first consumer, local
+#              volumes on two nodes: kube-batchd sets each volume's claimRef,
+#              the PV controller binds, each member is bound on its
+#              volume's node.
+#   waits      a gang of three with volumes for two: nobody is bound while
+#              the third waits; the third volume appears, all three bound.
+#   dynamic    a WaitForFirstConsumer class with a provisioner: kube-batchd
+#              writes volume.kubernetes.io/selected-node, the hostPath
+#              provisioner makes the volumes, the members are bound there.
+# Environment: KB_E2E_DIR (control-plane dir), KUBE_BATCHD (the binary).
+set -uo pipefail
+
+e2e_name=volumes e2e_help_end=23
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+fixtures=$here/fixtures
+e2e_args "$@"
+cases=("${e2e_cases[@]}")
+((${#cases[@]})) || cases=(immediate local waits dynamic)
+e2e_need kubectl curl openssl flock setsid python3
+[[ -x $root/tests/cluster/up ]] || { echo "volumes: SKIP: no tests/cluster/up" >&2; exit 77; }
+e2e_binary
+e2e_dir kb-volumes
+sched_pid=
+cleanup() {
+	stop_sched
+	e2e_release_dir
+}
+trap cleanup EXIT
+
+KB_CLUSTER_CONTROLLERS=persistentvolume-binder KB_CLUSTER_KCM_FLAGS=--enable-hostpath-provisioner \
+	"$root/tests/cluster/up" --controllers "$dir" >"$dir.up.log" 2>&1 ||
+	{ cat "$dir.up.log" >&2; echo "FAIL: control plane did not start"; exit 1; }
+rm -f "$dir.up.log"
+admin=$dir/admin.kubeconfig
+schedcfg=$dir/scheduler.kubeconfig
+k() { kubectl --kubeconfig "$admin" "$@"; }
+e2e_free_port || { fail "a free port"; exit 1; }
+run=$(printf '%04x' $((RANDOM % 65536)))
+
+log=$dir/scheduler.log
+"$bin" --kubeconfig "$schedcfg" --listen-address "127.0.0.1:$port" --schedule-period 200ms -v 2 \
+	--scheduler-conf "$fixtures/scheduler.conf" >"$log" 2>&1 &
+sched_pid=$!
+e2e_wait_healthy "$port" "$sched_pid" "$log" || { fail "the daemon becomes healthy"; exit 1; }
+
+# node NAME GPUS
+node() {
+	k create -f - >/dev/null <<EOF
+apiVersion: v1
+kind: Node
+metadata: {name: $1, labels: {kubernetes.io/hostname: $1}}
+status:
+  capacity: {cpu: "16", memory: 64Gi, pods: "110", nvidia.com/gpu: "$2"}
+  allocatable: {cpu: "16", memory: 64Gi, pods: "110", nvidia.com/gpu: "$2"}
+  conditions: [{type: Ready, status: "True", reason: KubeletReady, message: ok, lastHeartbeatTime: "2024-01-01T00:00:00Z", lastTransitionTime: "2024-01-01T00:00:00Z"}]
+EOF
+}
+# local_pv NAME NODE SIZE CLASS
+local_pv() {
+	k create -f - >/dev/null <<EOF
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: $1}
+spec:
+  capacity: {storage: $3}
+  accessModes: [ReadWriteOnce]
+  storageClassName: $4
+  persistentVolumeReclaimPolicy: Retain
+  local: {path: /mnt/$1}
+  nodeAffinity:
+    required:
+      nodeSelectorTerms:
+      - matchExpressions: [{key: kubernetes.io/hostname, operator: In, values: [$2]}]
+EOF
+}
+# claim NS NAME CLASS
+claim() {
+	k create -f - >/dev/null <<EOF
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: $2, namespace: $1}
+spec:
+  storageClassName: $3
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 5Gi}}
+EOF
+}
+# gang NS NAME SIZE: a PodGroup of SIZE and its members NAME-i, each with
+# the claim NAME-data-i and one GPU.
+gang() {
+	k create -f - >/dev/null <<EOF
+apiVersion: scheduling.incubator.k8s.io/v1alpha1
+kind: PodGroup
+metadata: {name: $2, namespace: $1}
+spec: {minMember: $3}
+EOF
+	local i
+	for ((i = 0; i < $3; i++)); do
+		k create -f - >/dev/null <<EOF
+apiVersion: v1
+kind: Pod
+metadata: {name: $2-$i, namespace: $1, annotations: {scheduling.k8s.io/group-name: $2}}
+spec:
+  schedulerName: kube-batchd
+  containers: [{name: w, image: tf, resources: {requests: {cpu: "1"}, limits: {nvidia.com/gpu: "1"}}}]
+  volumes: [{name: data, persistentVolumeClaim: {claimName: $2-data-$i}}]
+EOF
+	done
+}
+nbound() { k get pods -n "$1" -o jsonpath='{range .items[*]}{.spec.nodeName}{"\n"}{end}' | grep -c .; }
+bound_is() { [[ $(nbound "$1") == "$2" ]]; }
+claim_bound() { [[ $(k get pvc -n "$1" "$2" -o jsonpath='{.status.phase}') == Bound ]]; }
+pod_node() { k get pod -n "$1" "$2" -o jsonpath='{.spec.nodeName}'; }
+pv_of() { k get pvc -n "$1" "$2" -o jsonpath='{.spec.volumeName}'; }
+pv_node() { k get pv "$1" -o jsonpath='{.spec.nodeAffinity.required.nodeSelectorTerms[0].matchExpressions[0].values[0]}'; }
+
+k create -f - >/dev/null <<EOF
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: manual-$run}
+provisioner: kubernetes.io/no-provisioner
+volumeBindingMode: Immediate
+---
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: local-$run}
+provisioner: kubernetes.io/no-provisioner
+volumeBindingMode: WaitForFirstConsumer
+---
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: hostpath-$run}
+provisioner: kubernetes.io/host-path
+volumeBindingMode: WaitForFirstConsumer
+EOF
+node vol-a-$run 8
+node vol-b-$run 2
+node vol-c-$run 2
+
+case_immediate() {
+	local ns=imm-$run
+	k create namespace "$ns" >/dev/null
+	claim "$ns" scratch "manual-$run"
+	k create -f - >/dev/null <<EOF
+apiVersion: v1
+kind: Pod
+metadata: {name: p, namespace: $ns}
+spec:
+  schedulerName: kube-batchd
+  containers: [{name: c, image: x, resources: {requests: {cpu: "1"}}}]
+  volumes: [{name: s, persistentVolumeClaim: {claimName: scratch}}]
+EOF
+	msg() { k get pod -n "$ns" p -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].message}'; }
+	check "immediate: pending with kube-scheduler's reason" \
+		wait_for 20 bash -c "kubectl --kubeconfig '$admin' get pod -n $ns p -o jsonpath='{.status.conditions[?(@.type==\"PodScheduled\")].message}' | grep -q 'pod has unbound immediate PersistentVolumeClaims'"
+	check "immediate: not bound meanwhile" bound_is "$ns" 0
+	k create -f - >/dev/null <<EOF
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: manual-$run}
+spec:
+  capacity: {storage: 10Gi}
+  accessModes: [ReadWriteOnce]
+  storageClassName: manual-$run
+  hostPath: {path: /tmp/kb-volumes-$run}
+EOF
+	check "immediate: the PV controller binds the claim" wait_for 60 claim_bound "$ns" scratch
+	check "immediate: then the pod is bound" wait_for 30 bound_is "$ns" 1
+}
+
+case_local() {
+	local ns=local-$run
+	k create namespace "$ns" >/dev/null
+	local_pv "lb-$run" "vol-b-$run" 10Gi "local-$run"
+	local_pv "lc-$run" "vol-c-$run" 20Gi "local-$run"
+	local_pv "la-$run" "vol-a-$run" 1Gi "local-$run"
+	claim "$ns" g-data-0 "local-$run"
+	claim "$ns" g-data-1 "local-$run"
+	gang "$ns" g 2
+	check "local: both claims bound by the PV controller" \
+		wait_for 60 bash -c "[[ \$(kubectl --kubeconfig '$admin' get pvc -n $ns -o jsonpath='{.items[*].status.phase}') == 'Bound Bound' ]]"
+	check "local: both members bound" wait_for 30 bound_is "$ns" 2
+	local i ok=1
+	for i in 0 1; do
+		local pv n
+		pv=$(pv_of "$ns" "g-data-$i")
+		n=$(pod_node "$ns" "g-$i")
+		[[ -n $pv && $(pv_node "$pv") == "$n" ]] || { ok=0; echo "g-$i on '$n', its volume '$pv' on '$(pv_node "$pv")'" >&2; }
+		[[ $pv != "la-$run" ]] || ok=0
+	done
+	check "local: each member on its volume's node, the too-small volume unused" test $ok = 1
+}
+
+case_waits() {
+	local ns=waits-$run
+	k create namespace "$ns" >/dev/null
+	local_pv "wb-$run" "vol-b-$run" 10Gi "local-$run"
+	local_pv "wc-$run" "vol-c-$run" 10Gi "local-$run"
+	local i
+	for i in 0 1 2; do claim "$ns" w-data-$i "local-$run"; done
+	gang "$ns" w 3
+	sleep 5
+	check "waits: no member bound while one claim has no volume" bound_is "$ns" 0
+	check "waits: no claim bound meanwhile" \
+		test -z "$(k get pvc -n "$ns" -o jsonpath='{.items[*].spec.volumeName}')"
+	check "waits: the reason is kube-scheduler's" \
+		bash -c "kubectl --kubeconfig '$admin' get pods -n $ns -o json | grep -q \"didn't find available persistent volumes to bind\""
+	local_pv "wa-$run" "vol-a-$run" 10Gi "local-$run"
+	local partial=0 t
+	for ((t = 0; t < 240; t++)); do
+		local n
+		n=$(nbound "$ns")
+		[[ $n == 0 || $n == 3 ]] || partial=1
+		[[ $n == 3 ]] && break
+		sleep 0.25
+	done
+	check "waits: all three bound once the third volume exists" bound_is "$ns" 3
+	check "waits: never partly bound" test $partial = 0
+}
+
+case_dynamic() {
+	local ns=dyn-$run
+	k create namespace "$ns" >/dev/null
+	claim "$ns" d-data-0 "hostpath-$run"
+	claim "$ns" d-data-1 "hostpath-$run"
+	gang "$ns" d 2
+	check "dynamic: both claims provisioned and bound" \
+		wait_for 60 bash -c "[[ \$(kubectl --kubeconfig '$admin' get pvc -n $ns -o jsonpath='{.items[*].status.phase}') == 'Bound Bound' ]]"
+	check "dynamic: both members bound" wait_for 30 bound_is "$ns" 2
+	local i ok=1
+	for i in 0 1; do
+		local sel
+		sel=$(k get pvc -n "$ns" "d-data-$i" -o jsonpath='{.metadata.annotations.volume\.kubernetes\.io/selected-node}')
+		[[ -n $sel && $sel == "$(pod_node "$ns" "d-$i")" ]] || { ok=0; echo "d-$i: selected-node '$sel', pod on '$(pod_node "$ns" "d-$i")'" >&2; }
+	done
+	check "dynamic: each claim's selected-node is its member's node" test $ok = 1
+}
+
+for c in "${cases[@]}"; do
+	declare -F "case_$c" >/dev/null || { fail "unknown case $c"; continue; }
+	"case_$c"
+done
+k get nodes -o json >"$dir/nodes.json" && k get pods -A -o json >"$dir/pods.json" &&
+	check "no node over its allocatable (the kubelet's rule)" e2e_invariants "$dir/nodes.json" "$dir/pods.json"
+if ((fails)); then
+	echo "--- scheduler log (last 40 lines) ---"
+	tail -40 "$log"
+fi
+e2e_summary
+((fails == 0))
