@@ -26,6 +26,7 @@
 #include "base/vec.h"
 #include "base/log.h"
 #include "cmd/check_config.h"
+#include "cmd/cli_cmds.h"
 #include "daemon/daemon.h"
 #include "plugins/registry.h"
 #include "scheduler/simulate.h"
@@ -39,6 +40,9 @@ static void usage(FILE *out)
 	      "                            [--scheduler-name NAME] [--default-queue QUEUE]\n"
 	      "                            [--max-time DURATION]\n"
 	      "       kube-batchd check-config [--queue-conf F] [--scheduler-conf F] [-f CLUSTER.yaml]...\n"
+	      "       kube-batchd simulate --from-cluster [--kubeconfig F] [-f NEW.yaml]... (simulate from the cluster's state)\n"
+	      "       kube-batchd top nodes|queues|jobs [--kubeconfig F] [-o table|json]\n"
+	      "       kube-batchd explain NAMESPACE/PODGROUP [--kubeconfig F] [-o table|json]\n"
 	      "       kube-batchd [--kubeconfig F] [--master URL] [--scheduler-name NAME]\n"
 	      "                   [--scheduler-conf F] [--queue-conf F] [--schedule-period DURATION]\n"
 	      "                   [--schedule-delay DURATION] [--default-queue QUEUE] [-v N]\n"
@@ -452,8 +456,15 @@ static int cmd_daemon(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+	if (argc >= 2 && strcmp(argv[1], "simulate") == 0 &&
+	    kb_cmd_wants_from_cluster(argc - 1, argv + 1))
+		return kb_cmd_simulate_from_cluster(argc - 1, argv + 1);
 	if (argc >= 2 && strcmp(argv[1], "simulate") == 0)
 		return cmd_simulate(argc - 1, argv + 1);
+	if (argc >= 2 && strcmp(argv[1], "top") == 0)
+		return kb_cmd_top(argc - 1, argv + 1);
+	if (argc >= 2 && strcmp(argv[1], "explain") == 0)
+		return kb_cmd_explain(argc - 1, argv + 1);
 	if (argc >= 2 && strcmp(argv[1], "check-config") == 0)
 		return cmd_check_config(argc - 1, argv + 1);
 	if (argc >= 2 && (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0)) {

@@ -472,8 +472,8 @@ static void sim_release(sim_state *sim)
 	KB_VEC_RELEASE(&sim->new_binds);
 	KB_VEC_RELEASE(&sim->new_evicts);
 	kb_sim_result_release(&sim->res);
-	if (sim->cluster)
-		kb_cluster_release(sim->cluster);
+	if (sim->cluster == &sim->own)
+		kb_cluster_release(&sim->own);
 }
 
 /* The manifests and the queue file into sim's cluster; pods that arrive
@@ -538,11 +538,8 @@ int kb_simulate_run(const kb_sim_options *opt, kb_sim_result *ret, kb_err *err)
 	kb_conf conf;
 	int r = opt->scheduler_conf ? kb_conf_load_file(opt->scheduler_conf, opt->registry, &conf, err)
 				    : kb_conf_load_default(opt->registry, &conf, err);
-	if (r < 0) {
-		if (opt->cluster)
-			kb_cluster_release(opt->cluster);
+	if (r < 0)
 		return r;
-	}
 	sim_state sim;
 	memset(&sim, 0, sizeof(sim));
 	sim.opt = opt;

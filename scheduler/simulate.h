@@ -54,9 +54,11 @@ typedef struct kb_sim_options {
 	int64_t max_time_ms;        /* default 30 days */
 	kb_sim_output output;
 	/* A store already loaded (kube/cluster_read.h), its queue file set by
-	 * the caller (queue_conf is then not read): kb_simulate takes it over
-	 * and releases it (kb_cluster_release; the storage stays the
-	 * caller's), on failure too. NULL: a store of its own. */
+	 * the caller (queue_conf is then not read). Borrowed: the run adds the
+	 * manifests' objects to it and records its decisions in it (pods bound
+	 * and evicted, PodGroup phases); without manifests it frees or replaces
+	 * no object it had, so a snapshot the caller took before stays valid.
+	 * The caller releases it. NULL: a store of the run's own. */
 	kb_cluster *cluster;
 	int64_t start_ms;       /* virtual time of the first session (0 for manifests) */
 	uint32_t max_sessions;  /* 0: a million */
