@@ -10,11 +10,13 @@
  *  2. its pending pods placed with every other pending pod held back:
  *     does it wait behind other work?
  *  3. with every other pod gone: can it run on this cluster at all?
- *  4. if so, the fewest jobs holding room, lowest priority then newest
- *     first, that must finish (or be preempted) before it runs: a binary
- *     search over that order, each step a simulation.
+ *  4. if so, jobs holding room that must finish (or be preempted) before
+ *     it runs: the shortest prefix of them, lowest priority then newest
+ *     first, that makes room (a binary search, each step a simulation),
+ *     then each of those dropped in turn while the rest still make room
+ *     (up to MINIMISE_TRIALS simulations).
  * Each step reads the cluster again (the store is changed by a run):
- * 3 + log2(jobs running) reads and simulations at most.
+ * 4 + log2(jobs running) + MINIMISE_TRIALS reads and simulations at most.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -30,6 +32,7 @@
 #include "scheduler/simulate.h"
 
 #define TRIAL_SESSIONS 10
+#define MINIMISE_TRIALS 16
 
 static void usage(FILE *out)
 {
@@ -284,8 +287,9 @@ static void report_print(const report *rp, bool json, FILE *out)
 	}
 	if (rp->fixes.n) {
 		fputs("\nWhat would make it run (from simulations of the cluster's state):\n", out);
-		for (size_t i = 0; i < rp->fixes.n; i++)
-			fprintf(out, "  - %s\n", rp->fixes.v[i]);
+		for (size_t i = 0; i < rp->fixes.n; i++) /* "  x": a sub-item */
+			fprintf(out, rp->fixes.v[i][0] == ' ' ? "    %s\n" : "  - %s\n",
+				rp->fixes.v[i]);
 	}
 	for (size_t i = 0; i < rp->detail.n; i++)
 		fprintf(out, "%s    %s\n", i ? "" : "\n", rp->detail.v[i]);
@@ -320,7 +324,7 @@ static int say_shortfall(report *rp, const kb_snapshot *s, uint32_t j)
 	if (missing[0])
 		return say(&rp->why, "by requests alone %u of its %u pending pods fit in the free room "
 			   "of the nodes (%d more needed for minMember); the other %u ask for %s in "
-			   "all, and the nodes lack %s of it in total%s%s",
+			   "all, and the nodes are short of %s in total%s%s",
 			   f.fit, f.pending, f.needed, f.pending - f.fit, need, missing,
 			   shortname[0] ? "; first short: " : "", shortname);
 	return say(&rp->why, "by requests alone %u of its %u pending pods fit in the free room of "
@@ -483,6 +487,28 @@ static int explain(const kb_live_options *o, const char *target, report *rp, kb_
 			lo = mid + 1;
 		trial_result_release(&tr);
 	}
+	/* The first hi holders make room; drop those it can do without, one
+	 * at a time (at most MINIMISE_TRIALS tries), keeping the order. */
+	size_t nkeep = hi;
+	uint32_t tries = 0;
+	for (size_t i = 0; i < nkeep && nkeep > 1 && tries < MINIMISE_TRIALS; tries++) {
+		const char *dropped = keys.v[i];
+		memmove(&keys.v[i], &keys.v[i + 1], (nkeep - i - 1) * sizeof(keys.v[0]));
+		trial tm = {.hold_others = true, .remove = keys.v, .nremove = (uint32_t)(nkeep - 1)};
+		trial_result tr;
+		if ((r = run_trial(o, target, &tm, &tr, err)) < 0)
+			goto out;
+		bool ok = tr.placed;
+		trial_result_release(&tr);
+		if (ok) {
+			nkeep--;
+			continue;
+		}
+		memmove(&keys.v[i + 1], &keys.v[i], (nkeep - i - 1) * sizeof(keys.v[0]));
+		keys.v[i] = dropped;
+		i++;
+	}
+	hi = nkeep;
 	trial tb = {.hold_others = true, .remove = keys.v, .nremove = (uint32_t)hi};
 	if ((r = run_trial(o, target, &tb, &best, err)) < 0)
 		goto out;
@@ -497,7 +523,12 @@ static int explain(const kb_live_options *o, const char *target, report *rp, kb_
 		"(lowest priority, then newest first; this PodGroup's priority is %d):",
 		hi, hi == 1 ? "" : "s", prio);
 	for (size_t i = 0; i < hi && r == 0; i++) {
-		const holder *h = &holders.v[i];
+		const holder *h = NULL;
+		for (size_t k = 0; k < holders.n && !h; k++)
+			if (holders.v[k].key == keys.v[i])
+				h = &holders.v[k];
+		if (!h)
+			continue;
 		char g[32] = "";
 		if (h->gpus)
 			(void)snprintf(g, sizeof(g), ", %g GPUs", (double)h->gpus / 1000.0);

@@ -116,7 +116,18 @@ static void on_undecodable(void *ctx, kb_kind kind, const char *key, const kb_er
 static void on_error(void *ctx, const char *path, const kb_err *err)
 {
 	read_state *st = ctx;
+	/* A reflector that has listed goes on to watch: what befalls its
+	 * watch does not change what was read. */
+	if (err && strncmp(err->msg, "WATCH ", 6) == 0)
+		return;
 	const char *msg = err && err->msg[0] ? err->msg : "failed";
+	/* An object the list skipped (no name to mark it by): left out. */
+	if (strstr(msg, ": object skipped: ")) {
+		if (st->info->undecodable++ == 0)
+			(void)snprintf(st->info->first_undecodable,
+				       sizeof(st->info->first_undecodable), "%.500s", msg);
+		return;
+	}
 	const char *http = strstr(msg, "HTTP ");
 	int status = http ? atoi(http + 5) : 0;
 	char what[160];
