@@ -374,6 +374,157 @@ static int holders_of(const kb_snapshot *s, uint32_t target, holder_vec *ret)
 	return 0;
 }
 
+/* Step 4's cut: drops the holders keys[0..*n) can do without, one at a
+ * time in order, while the rest still make room (at most MINIMISE_TRIALS
+ * simulations). *n is updated; keys keep their order. */
+static int minimise(const kb_live_options *o, const char *target, const char **keys, size_t *n,
+		    kb_err *err)
+{
+	size_t nkeep = *n;
+	uint32_t tries = 0;
+	for (size_t i = 0; i < nkeep && nkeep > 1 && tries < MINIMISE_TRIALS; tries++) {
+		const char *dropped = keys[i];
+		memmove(&keys[i], &keys[i + 1], (nkeep - i - 1) * sizeof(keys[0]));
+		trial tm = {.hold_others = true, .remove = keys, .nremove = (uint32_t)(nkeep - 1)};
+		trial_result tr;
+		int r = run_trial(o, target, &tm, &tr, err);
+		if (r < 0)
+			return r;
+		bool ok = tr.placed;
+		trial_result_release(&tr);
+		if (ok) {
+			nkeep--;
+			continue;
+		}
+		memmove(&keys[i + 1], &keys[i], (nkeep - i - 1) * sizeof(keys[0]));
+		keys[i] = dropped;
+		i++;
+	}
+	*n = nkeep;
+	return 0;
+}
+
+/* Step 4: the jobs holding room that must finish for job j to run. */
+static int holders_to_finish(const kb_live_options *o, const char *target, const kb_snapshot *s,
+			     uint32_t j, report *rp, kb_err *err)
+{
+	holder_vec holders = {0};
+	KB_VEC(const char *) keys = {0};
+	trial_result best = {0};
+	int r = holders_of(s, j, &holders);
+	for (size_t i = 0; i < holders.n && r == 0; i++)
+		r = KB_VEC_PUSH(&keys, holders.v[i].key);
+	if (r < 0 || holders.n == 0) {
+		if (r == 0)
+			r = say(&rp->fixes, "nothing that holds room: with the other pending pods held "
+				"back it still is not placed, yet on an empty cluster it is");
+		goto out;
+	}
+	/* The shortest prefix that makes room (all of them do: that is the
+	 * empty cluster, but for pods of no job). */
+	size_t lo = 1, hi = holders.n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		trial tm = {.hold_others = true, .remove = keys.v, .nremove = (uint32_t)mid};
+		trial_result tr;
+		if ((r = run_trial(o, target, &tm, &tr, err)) < 0)
+			goto out;
+		if (tr.placed)
+			hi = mid;
+		else
+			lo = mid + 1;
+		trial_result_release(&tr);
+	}
+	if ((r = minimise(o, target, keys.v, &hi, err)) < 0)
+		goto out;
+	trial tb = {.hold_others = true, .remove = keys.v, .nremove = (uint32_t)hi};
+	if ((r = run_trial(o, target, &tb, &best, err)) < 0)
+		goto out;
+	if (!best.placed) {
+		/* Every holder's pods gone yet not placed: what the empty cluster
+		 * freed beyond them are pods of no job (other schedulers' lone pods). */
+		r = say(&rp->fixes, "room held by pods outside any job (other schedulers' pods) "
+			"would have to go: only on an empty cluster is it placed");
+		goto out;
+	}
+	int32_t prio = s->jobs[j].priority;
+	r = say(&rp->fixes, "%zu job%s holding room would have to finish or be preempted "
+		"(lowest priority, then newest first; this PodGroup's priority is %d):",
+		hi, hi == 1 ? "" : "s", prio);
+	for (size_t i = 0; i < hi && r == 0; i++) {
+		const holder *h = NULL;
+		for (size_t k = 0; k < holders.n && !h; k++)
+			if (holders.v[k].key == keys.v[i])
+				h = &holders.v[k];
+		char g[32] = "";
+		if (h->gpus)
+			(void)snprintf(g, sizeof(g), ", %g GPUs", (double)h->gpus / 1000.0);
+		r = say(&rp->fixes, "  %s (priority %d%s%s%s)", h->key, h->priority,
+			h->priority < prio ? ", lower than it" : ", not lower than it", g,
+			h->foreign ? ", another scheduler's" : "");
+	}
+	for (size_t i = 0; i < best.binds.n && r == 0; i++)
+		r = say(&rp->detail, "then bind %s", best.binds.v[i]);
+out:
+	trial_result_release(&best);
+	KB_VEC_RELEASE(&keys);
+	KB_VEC_RELEASE(&holders);
+	return r;
+}
+
+/* Steps 1 to 3, then 4, for job j of s, which waits. */
+static int why_and_fixes(const kb_live_options *o, const char *target, const kb_snapshot *s,
+			 uint32_t j, report *rp, kb_err *err)
+{
+	trial_result now = {0}, alone = {0}, empty = {0};
+	trial t_now = {0};
+	int r = run_trial(o, target, &t_now, &now, err);
+	if (r < 0)
+		goto out;
+	if (now.placed) {
+		rp->state = "placeable";
+		r = say(&rp->fixes, "nothing: the scheduler's next sessions place it as the cluster "
+			"stands (is kube-batchd running and leading?)");
+		for (size_t i = 0; i < now.binds.n && r == 0; i++)
+			r = say(&rp->detail, "bind %s", now.binds.v[i]);
+		for (size_t i = 0; i < now.evictions.n && r == 0; i++)
+			r = say(&rp->detail, "evict %s", now.evictions.v[i]);
+		goto out;
+	}
+	if (now.reason)
+		r = say(&rp->why, "%s", now.reason);
+	if (r == 0)
+		r = say_shortfall(rp, s, j);
+	trial t_alone = {.hold_others = true};
+	if (r < 0 || (r = run_trial(o, target, &t_alone, &alone, err)) < 0)
+		goto out;
+	if (alone.placed) {
+		r = say(&rp->fixes, "less pending work ahead of it: with every other pending pod "
+			"held back it would be placed now; it waits its turn behind them (queue "
+			"order, priority, fair share)");
+		for (size_t i = 0; i < alone.binds.n && r == 0; i++)
+			r = say(&rp->detail, "bind %s", alone.binds.v[i]);
+		goto out;
+	}
+	trial t_empty = {.hold_others = true, .remove_all = true};
+	if ((r = run_trial(o, target, &t_empty, &empty, err)) < 0)
+		goto out;
+	if (!empty.placed) {
+		char tot[256];
+		res_list(&s->total_allocatable, &s->resnames, tot, sizeof(tot));
+		r = say(&rp->fixes, "a bigger or different cluster: even with every other pod gone it "
+			"would not be placed (%s); the schedulable nodes have %s in all",
+			empty.reason ? empty.reason : "no reason given", tot);
+		goto out;
+	}
+	r = holders_to_finish(o, target, s, j, rp, err);
+out:
+	trial_result_release(&now);
+	trial_result_release(&alone);
+	trial_result_release(&empty);
+	return r;
+}
+
 static int explain(const kb_live_options *o, const char *target, report *rp, kb_err *err)
 {
 	kb_live live;
@@ -382,9 +533,6 @@ static int explain(const kb_live_options *o, const char *target, report *rp, kb_
 		return r;
 	kb_snapshot s;
 	kb_snapshot_init(&s);
-	holder_vec holders = {0};
-	KB_VEC(const char *) keys = {0};
-	trial_result now = {0}, alone = {0}, empty = {0}, best = {0};
 	if ((r = kb_cluster_snapshot(&live.cluster, &s, err)) < 0)
 		goto out;
 	int32_t j = kb_snapshot_find_job(&s, target);
@@ -404,149 +552,22 @@ static int explain(const kb_live_options *o, const char *target, report *rp, kb_
 		rp->state = "foreign";
 		(void)snprintf(rp->summary, sizeof(rp->summary), "left alone: %s",
 			       jb->invalid ? jb->invalid : "its pods name another scheduler");
-		goto out;
-	}
-	if (!kb_job_waiting(jb)) {
+	} else if (!kb_job_waiting(jb)) {
 		rp->state = "running";
 		(void)snprintf(rp->summary, sizeof(rp->summary),
 			       "not waiting: phase %s, %d of minMember %d pods bound or running",
 			       kb_pg_phase_name(jb->phase), ready, min);
-		goto out;
+	} else {
+		rp->state = "waiting";
+		(void)snprintf(rp->summary, sizeof(rp->summary),
+			       "waiting: phase %s, %d of minMember %d pods bound or running, %d "
+			       "pending, %d held by scheduling gates", kb_pg_phase_name(jb->phase),
+			       ready, min, jb->nstatus[KB_TASK_PENDING], jb->ngated);
+		r = why_and_fixes(o, target, &s, (uint32_t)j, rp, err);
 	}
-	rp->state = "waiting";
-	(void)snprintf(rp->summary, sizeof(rp->summary),
-		       "waiting: phase %s, %d of minMember %d pods bound or running, %d pending, "
-		       "%d held by scheduling gates", kb_pg_phase_name(jb->phase), ready, min,
-		       jb->nstatus[KB_TASK_PENDING], jb->ngated);
-	if ((r = holders_of(&s, (uint32_t)j, &holders)) < 0)
-		goto out;
-	int32_t prio = jb->priority;
-	/* 1: the state as read. */
-	trial t_now = {0};
-	if ((r = run_trial(o, target, &t_now, &now, err)) < 0)
-		goto out;
-	if (now.placed) {
-		rp->state = "placeable";
-		r = say(&rp->fixes, "nothing: the scheduler's next sessions place it as the cluster "
-			"stands (is kube-batchd running and leading?)");
-		for (size_t i = 0; i < now.binds.n && r == 0; i++)
-			r = say(&rp->detail, "bind %s", now.binds.v[i]);
-		for (size_t i = 0; i < now.evictions.n && r == 0; i++)
-			r = say(&rp->detail, "evict %s", now.evictions.v[i]);
-		goto out;
-	}
-	if (now.reason)
-		r = say(&rp->why, "%s", now.reason);
-	if (r == 0)
-		r = say_shortfall(rp, &s, (uint32_t)j);
-	if (r < 0)
-		goto out;
-	/* 2: alone. */
-	trial t_alone = {.hold_others = true};
-	if ((r = run_trial(o, target, &t_alone, &alone, err)) < 0)
-		goto out;
-	if (alone.placed) {
-		r = say(&rp->fixes, "less pending work ahead of it: with every other pending pod "
-			"held back it would be placed now; it waits its turn behind them (queue "
-			"order, priority, fair share)");
-		for (size_t i = 0; i < alone.binds.n && r == 0; i++)
-			r = say(&rp->detail, "bind %s", alone.binds.v[i]);
-		goto out;
-	}
-	/* 3: on the cluster emptied of every other pod. */
-	trial t_empty = {.hold_others = true, .remove_all = true};
-	if ((r = run_trial(o, target, &t_empty, &empty, err)) < 0)
-		goto out;
-	if (!empty.placed) {
-		char tot[256];
-		res_list(&s.total_allocatable, &s.resnames, tot, sizeof(tot));
-		r = say(&rp->fixes, "a bigger or different cluster: even with every other pod gone it "
-			"would not be placed (%s); the schedulable nodes have %s in all",
-			empty.reason ? empty.reason : "no reason given", tot);
-		goto out;
-	}
-	/* 4: the fewest holders, in order, that must finish. */
-	for (size_t i = 0; i < holders.n && r == 0; i++)
-		r = KB_VEC_PUSH(&keys, holders.v[i].key);
-	if (r < 0 || holders.n == 0) {
-		if (r == 0)
-			r = say(&rp->fixes, "nothing that holds room: with the other pending pods held "
-				"back it still is not placed, yet on an empty cluster it is");
-		goto out;
-	}
-	size_t lo = 1, hi = holders.n; /* hi works (it is every holder: as empty, ours and others') */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		trial tm = {.hold_others = true, .remove = keys.v, .nremove = (uint32_t)mid};
-		trial_result tr;
-		if ((r = run_trial(o, target, &tm, &tr, err)) < 0)
-			goto out;
-		if (tr.placed)
-			hi = mid;
-		else
-			lo = mid + 1;
-		trial_result_release(&tr);
-	}
-	/* The first hi holders make room; drop those it can do without, one
-	 * at a time (at most MINIMISE_TRIALS tries), keeping the order. */
-	size_t nkeep = hi;
-	uint32_t tries = 0;
-	for (size_t i = 0; i < nkeep && nkeep > 1 && tries < MINIMISE_TRIALS; tries++) {
-		const char *dropped = keys.v[i];
-		memmove(&keys.v[i], &keys.v[i + 1], (nkeep - i - 1) * sizeof(keys.v[0]));
-		trial tm = {.hold_others = true, .remove = keys.v, .nremove = (uint32_t)(nkeep - 1)};
-		trial_result tr;
-		if ((r = run_trial(o, target, &tm, &tr, err)) < 0)
-			goto out;
-		bool ok = tr.placed;
-		trial_result_release(&tr);
-		if (ok) {
-			nkeep--;
-			continue;
-		}
-		memmove(&keys.v[i + 1], &keys.v[i], (nkeep - i - 1) * sizeof(keys.v[0]));
-		keys.v[i] = dropped;
-		i++;
-	}
-	hi = nkeep;
-	trial tb = {.hold_others = true, .remove = keys.v, .nremove = (uint32_t)hi};
-	if ((r = run_trial(o, target, &tb, &best, err)) < 0)
-		goto out;
-	if (!best.placed) {
-		/* Every holder's pods gone yet not placed: what empty freed beyond
-		 * them are pods of no job (other schedulers' lone pods). */
-		r = say(&rp->fixes, "room held by pods outside any job (other schedulers' pods) "
-			"would have to go: only on an empty cluster is it placed");
-		goto out;
-	}
-	r = say(&rp->fixes, "%zu job%s holding room would have to finish or be preempted "
-		"(lowest priority, then newest first; this PodGroup's priority is %d):",
-		hi, hi == 1 ? "" : "s", prio);
-	for (size_t i = 0; i < hi && r == 0; i++) {
-		const holder *h = NULL;
-		for (size_t k = 0; k < holders.n && !h; k++)
-			if (holders.v[k].key == keys.v[i])
-				h = &holders.v[k];
-		if (!h)
-			continue;
-		char g[32] = "";
-		if (h->gpus)
-			(void)snprintf(g, sizeof(g), ", %g GPUs", (double)h->gpus / 1000.0);
-		r = say(&rp->fixes, "  %s (priority %d%s%s%s)", h->key, h->priority,
-			h->priority < prio ? ", lower than it" : ", not lower than it", g,
-			h->foreign ? ", another scheduler's" : "");
-	}
-	for (size_t i = 0; i < best.binds.n && r == 0; i++)
-		r = say(&rp->detail, "then bind %s", best.binds.v[i]);
 out:
 	if (r == -ENOMEM && !err->msg[0])
 		kb_err_set(err, r, "out of memory");
-	trial_result_release(&now);
-	trial_result_release(&alone);
-	trial_result_release(&empty);
-	trial_result_release(&best);
-	KB_VEC_RELEASE(&keys);
-	KB_VEC_RELEASE(&holders);
 	kb_snapshot_release(&s);
 	kb_live_release(&live);
 	return r;

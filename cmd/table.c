@@ -95,11 +95,11 @@ const char *kb_format_age(int64_t ms, char *buf, size_t n)
 		(void)snprintf(buf, n, "%lldh%lldm", (long long)h, (long long)(m % 60));
 	else if (h < 48)
 		(void)snprintf(buf, n, "%lldh", (long long)h);
-	else if (h < 24 * 8 && h % 24)
+	else if (h < 24LL * 8 && h % 24)
 		(void)snprintf(buf, n, "%lldd%lldh", (long long)d, (long long)(h % 24));
-	else if (h < 24 * 365 * 2)
+	else if (h < 24LL * 365 * 2)
 		(void)snprintf(buf, n, "%lldd", (long long)d);
-	else if (h < 24 * 365 * 8 && d % 365)
+	else if (h < 24LL * 365 * 8 && d % 365)
 		(void)snprintf(buf, n, "%lldy%lldd", (long long)(d / 365), (long long)(d % 365));
 	else
 		(void)snprintf(buf, n, "%lldy", (long long)(d / 365));

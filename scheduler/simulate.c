@@ -532,6 +532,64 @@ static int sim_session(sim_state *sim, const kb_conf *conf, kb_err *err)
 	return r;
 }
 
+/* The sessions, from sim->start_ms until nothing is left to happen, max
+ * time or max sessions; the pods of later arrive on time (taken over).
+ * 0 or -errno with err. */
+static int sim_loop(sim_state *sim, const kb_conf *conf, kb_object_vec *later, kb_err *err)
+{
+	const kb_sim_options *opt = sim->opt;
+	int r = 0;
+	int64_t period = opt->period_ms > 0 ? opt->period_ms : KB_DEFAULT_PERIOD_MS;
+	int64_t max_time = opt->max_time_ms > 0 ? opt->max_time_ms : 30LL * 24 * 3600 * 1000;
+	uint32_t max_sessions = opt->max_sessions ? opt->max_sessions : KB_SIM_MAX_SESSIONS;
+	int64_t start = sim->start_ms;
+	size_t next_arrival = 0;
+	uint32_t sessions = 0;
+	int64_t end_ms = start;
+	for (sim->now_ms = start; sim->now_ms - start <= max_time;) {
+		if (sessions >= max_sessions) {
+			/* Something changes every period and keeps changing: report
+			 * what there is rather than run for ever. */
+			if (!opt->max_sessions)
+				fprintf(stderr,
+					"kube-batchd: warning: stopped after %u sessions (t=%" PRId64
+					" ms) with decisions still changing every period\n",
+					sessions, sim->now_ms - start);
+			break;
+		}
+		/* Events due by now: arrivals, then completions. */
+		for (; next_arrival < later->n &&
+		       start + later->v[next_arrival]->u.pod.sim_arrival_ms <= sim->now_ms;
+		     next_arrival++) {
+			kb_object *o = later->v[next_arrival];
+			later->v[next_arrival] = NULL;
+			if ((r = kb_cluster_apply(sim->cluster, o, start + o->u.pod.sim_arrival_ms)) < 0)
+				return r;
+		}
+		if ((r = complete_due(sim)) < 0 || (r = sim_session(sim, conf, err)) < 0)
+			return r;
+		sessions++;
+		end_ms = sim->now_ms;
+		/* Next session: the next period if this one changed anything, else the
+		 * first period boundary at or after the next event. */
+		int64_t next = sim->now_ms + period;
+		if (!sim->changed) {
+			int64_t ev = next_completion(sim);
+			if (next_arrival < later->n &&
+			    start + later->v[next_arrival]->u.pod.sim_arrival_ms < ev)
+				ev = start + later->v[next_arrival]->u.pod.sim_arrival_ms;
+			if (ev == INT64_MAX)
+				break;
+			if (ev > next)
+				next = start + (ev - start + period - 1) / period * period;
+		}
+		sim->now_ms = next;
+	}
+	sim->res.sessions = sessions;
+	sim->res.end_ms = end_ms - start;
+	return 0;
+}
+
 int kb_simulate_run(const kb_sim_options *opt, kb_sim_result *ret, kb_err *err)
 {
 	memset(ret, 0, sizeof(*ret));
@@ -556,54 +614,8 @@ int kb_simulate_run(const kb_sim_options *opt, kb_sim_result *ret, kb_err *err)
 	if ((r = sim_load(&sim, &qconf, &later, err)) < 0)
 		goto out;
 
-	int64_t period = opt->period_ms > 0 ? opt->period_ms : KB_DEFAULT_PERIOD_MS;
-	int64_t max_time = opt->max_time_ms > 0 ? opt->max_time_ms : 30LL * 24 * 3600 * 1000;
-	uint32_t max_sessions = opt->max_sessions ? opt->max_sessions : KB_SIM_MAX_SESSIONS;
-	int64_t start = sim.start_ms;
-	size_t next_arrival = 0;
-	uint32_t sessions = 0;
-	int64_t end_ms = start;
-	for (sim.now_ms = start; sim.now_ms - start <= max_time;) {
-		if (sessions >= max_sessions) {
-			/* Something changes every period and keeps changing: report
-			 * what there is rather than run for ever. */
-			if (!opt->max_sessions)
-				fprintf(stderr,
-					"kube-batchd: warning: stopped after %u sessions (t=%" PRId64
-					" ms) with decisions still changing every period\n",
-					sessions, sim.now_ms - start);
-			break;
-		}
-		/* Events due by now: arrivals, then completions. */
-		for (; next_arrival < later.n &&
-		       start + later.v[next_arrival]->u.pod.sim_arrival_ms <= sim.now_ms;
-		     next_arrival++) {
-			kb_object *o = later.v[next_arrival];
-			later.v[next_arrival] = NULL;
-			if ((r = kb_cluster_apply(sim.cluster, o, start + o->u.pod.sim_arrival_ms)) < 0)
-				goto out;
-		}
-		if ((r = complete_due(&sim)) < 0 || (r = sim_session(&sim, &conf, err)) < 0)
-			goto out;
-		sessions++;
-		end_ms = sim.now_ms;
-		/* Next session: the next period if this one changed anything, else the
-		 * first period boundary at or after the next event. */
-		int64_t next = sim.now_ms + period;
-		if (!sim.changed) {
-			int64_t ev = next_completion(&sim);
-			if (next_arrival < later.n &&
-			    start + later.v[next_arrival]->u.pod.sim_arrival_ms < ev)
-				ev = start + later.v[next_arrival]->u.pod.sim_arrival_ms;
-			if (ev == INT64_MAX)
-				break;
-			if (ev > next)
-				next = start + (ev - start + period - 1) / period * period;
-		}
-		sim.now_ms = next;
-	}
-	sim.res.sessions = sessions;
-	sim.res.end_ms = end_ms - start;
+	if ((r = sim_loop(&sim, &conf, &later, err)) < 0)
+		goto out;
 	*ret = sim.res;
 	memset(&sim.res, 0, sizeof(sim.res));
 out:
