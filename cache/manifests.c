@@ -2,7 +2,8 @@
 
 #include "base/yaml_doc.h"
 
-int kb_manifests_load(kb_cluster *c, const char *path, kb_object_vec *later, kb_err *err)
+int kb_manifests_load_at(kb_cluster *c, const char *path, int64_t created_ms, kb_object_vec *later,
+			 kb_err *err)
 {
 	/* One document at a time: its tree is freed before the next is parsed,
 	 * so loading holds the objects and one document, never the file. */
@@ -24,11 +25,16 @@ int kb_manifests_load(kb_cluster *c, const char *path, kb_object_vec *later, kb_
 			}
 			continue;
 		}
-		if ((r = kb_cluster_apply(c, o, 0)) < 0) {
+		if ((r = kb_cluster_apply(c, o, created_ms)) < 0) {
 			kb_err_set(err, r, "%s: out of memory", path);
 			break;
 		}
 	}
 	kb_yaml_stream_free(ys);
 	return r < 0 ? r : 0;
+}
+
+int kb_manifests_load(kb_cluster *c, const char *path, kb_object_vec *later, kb_err *err)
+{
+	return kb_manifests_load_at(c, path, 0, later, err);
 }

@@ -29,4 +29,11 @@ typedef KB_VEC(kb_object *) kb_object_vec;
  * are unchanged. Cost: O(file size). */
 int kb_manifests_load(kb_cluster *c, const char *path, kb_object_vec *later, kb_err *err);
 
+/* kb_manifests_load, with created_ms stamping the objects that carry no
+ * creationTimestamp (kb_cluster_apply) instead of 0: manifests added to a
+ * cluster read from the API (`simulate --from-cluster`) are its newest
+ * objects, as they would be once applied. */
+int kb_manifests_load_at(kb_cluster *c, const char *path, int64_t created_ms, kb_object_vec *later,
+			 kb_err *err);
+
 #endif

@@ -19,6 +19,7 @@
 #include "cmd/check_config.h"
 #include "cmd/cli.h"
 #include "cmd/flags.h"
+#include "cmd/cli_cmds.h"
 #include "daemon/daemon.h"
 #include "scheduler/simulate.h"
 
@@ -121,8 +122,15 @@ static int cmd_daemon(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+	if (argc >= 2 && strcmp(argv[1], "simulate") == 0 &&
+	    kb_cmd_wants_from_cluster(argc - 1, argv + 1))
+		return kb_cmd_simulate_from_cluster(argc - 1, argv + 1);
 	if (argc >= 2 && strcmp(argv[1], "simulate") == 0)
 		return cmd_simulate(argc - 1, argv + 1);
+	if (argc >= 2 && strcmp(argv[1], "top") == 0)
+		return kb_cmd_top(argc - 1, argv + 1);
+	if (argc >= 2 && strcmp(argv[1], "explain") == 0)
+		return kb_cmd_explain(argc - 1, argv + 1);
 	if (argc >= 2 && strcmp(argv[1], "check-config") == 0)
 		return cmd_check_config(argc - 1, argv + 1);
 	if (argc >= 2 && (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0)) {

@@ -25,6 +25,7 @@
 #include "daemon/metrics.h"
 #include "daemon/summary.h"
 #include "kube/kube_client.h"
+#include "kube/kube_source.h"
 #include "kube/reflector.h"
 #include "kube/writers.h"
 #include "queue/queue_conf.h"
@@ -330,49 +331,11 @@ static void on_discovered(void *ctx, int status, const kb_served *served)
 		ev_timer_start(d->loop, &d->discovery_retry);
 		return;
 	}
+	kb_watch_resource res[KB_WATCH_MAX];
+	uint32_t nres = kb_watch_resources(served, res);
 	int r = 0;
-	r |= start_reflector(d, "/api/v1/nodes", "v1", "Node");
-	r |= start_reflector(d, "/api/v1/pods", "v1", "Pod");
-	r |= start_reflector(d, "/apis/scheduling.k8s.io/v1/priorityclasses", "scheduling.k8s.io/v1",
-			     "PriorityClass");
-	/* Namespaces: their labels (pod affinity's namespaceSelector) and the
-	 * queue configuration's namespace mapping. */
-	r |= start_reflector(d, "/api/v1/namespaces", "v1", "Namespace");
-	/* Volume binding: claims, volumes and their classes. */
-	r |= start_reflector(d, "/api/v1/persistentvolumeclaims", "v1", "PersistentVolumeClaim");
-	r |= start_reflector(d, "/api/v1/persistentvolumes", "v1", "PersistentVolume");
-	r |= start_reflector(d, "/apis/storage.k8s.io/v1/storageclasses", "storage.k8s.io/v1",
-			     "StorageClass");
-	if (served->incubator) {
-		r |= start_reflector(d, "/apis/scheduling.incubator.k8s.io/v1alpha1/podgroups",
-				     "scheduling.incubator.k8s.io/v1alpha1", "PodGroup");
-		r |= start_reflector(d, "/apis/scheduling.incubator.k8s.io/v1alpha1/queues",
-				     "scheduling.incubator.k8s.io/v1alpha1", "Queue");
-	}
-	if (served->volcano) {
-		r |= start_reflector(d, "/apis/scheduling.volcano.sh/v1beta1/podgroups",
-				     "scheduling.volcano.sh/v1beta1", "PodGroup");
-		r |= start_reflector(d, "/apis/scheduling.volcano.sh/v1beta1/queues",
-				     "scheduling.volcano.sh/v1beta1", "Queue");
-	}
-	if (served->cosched)
-		r |= start_reflector(d, "/apis/scheduling.x-k8s.io/v1alpha1/podgroups",
-				     "scheduling.x-k8s.io/v1alpha1", "PodGroup");
-	if (served->cosched_old)
-		r |= start_reflector(d, "/apis/scheduling.sigs.k8s.io/v1alpha1/podgroups",
-				     "scheduling.sigs.k8s.io/v1alpha1", "PodGroup");
-	/* Kubernetes' own gang API (KEP-4671): the runtime PodGroups of the
-	 * newest version served (v1.36 and later), else v1.35's Workloads,
-	 * whose podGroups are the gangs. */
-	char k8s_path[96] = "";
-	if (served->k8s_podgroups) {
-		(void)snprintf(k8s_path, sizeof(k8s_path), "/apis/%s/podgroups",
-			       served->k8s_podgroups);
-		r |= start_reflector(d, k8s_path, served->k8s_podgroups, "PodGroup");
-	} else if (served->k8s_workloads_v1alpha1) {
-		r |= start_reflector(d, "/apis/scheduling.k8s.io/v1alpha1/workloads",
-				     "scheduling.k8s.io/v1alpha1", "Workload");
-	}
+	for (uint32_t i = 0; i < nres; i++)
+		r |= start_reflector(d, res[i].path, res[i].api_version, res[i].kind);
 	if (r) {
 		kb_error("could not start every watch; stopping");
 		ev_break(d->loop, EVBREAK_ALL);
@@ -720,32 +683,7 @@ static void on_signal(struct ev_loop *loop, ev_signal *w, int revents)
 
 static int load_kube_config(const kb_daemon_options *o, kb_kube_config *ret, kb_err *err)
 {
-	const char *path = o->kubeconfig;
-	if (!path || !path[0]) {
-		kb_err e = {0};
-		if (kb_kube_config_in_cluster(ret, &e) == 0) {
-			if (o->master && o->master[0]) {
-				char *m = strdup(o->master);
-				if (!m)
-					return kb_err_set(err, -ENOMEM, "out of memory");
-				free(ret->server);
-				ret->server = m;
-			}
-			return 0;
-		}
-		path = getenv("KUBECONFIG");
-	}
-	if (path && path[0])
-		return kb_kube_config_load(path, o->master, ret, err);
-	if (o->master && o->master[0]) {
-		memset(ret, 0, sizeof(*ret));
-		if (!(ret->server = strdup(o->master)))
-			return kb_err_set(err, -ENOMEM, "out of memory");
-		return 0;
-	}
-	return kb_err_set(err, -ENOENT,
-			  "no API server: give --kubeconfig or --master, set KUBECONFIG, or run "
-			  "in a cluster");
+	return kb_kube_source_config(o->kubeconfig, o->master, ret, err);
 }
 
 /* The scheduler configuration, the queue file and where the API server is. */

@@ -18,64 +18,23 @@
 
 /* ---- what the simulation records -------------------------------------------------- */
 
-typedef struct sim_binding {
-	char *pod, *node;
-	int64_t time_ms;
-	bool has_gpus;
-	uint32_t gpu_mask;
-} sim_binding;
-
-/* A claim the scheduler bound (volume binding; the simulated PV controller
- * completes it at once). volume NULL: provisioned on node. */
-typedef struct sim_volume_binding {
-	char *claim, *volume, *node;
-	int64_t time_ms;
-} sim_volume_binding;
-
-typedef struct sim_eviction {
-	char *pod, *node, *reason;
-	int64_t time_ms;
-} sim_eviction;
-
 typedef struct sim_completion {
 	int64_t end_ms;
 	int64_t started_ms;
 	char *pod;
 } sim_completion;
 
-typedef struct sim_pending {
-	char *pod, *reason;
-} sim_pending;
-
-typedef struct sim_group {
-	char *name, *reason;
-	kb_pg_phase phase;
-	int32_t min_member, scheduled;
-	bool left_alone; /* another scheduler's group (kb_job.foreign): reported only */
-} sim_group;
-
-typedef struct sim_queue {
-	char *name; /* owned */
-	int32_t weight;
-	kb_res deserved, allocated;
-} sim_queue;
-
 typedef struct sim_state {
-	kb_cluster cluster;
+	kb_cluster own;     /* the store, unless the caller handed one (opt->cluster) */
+	kb_cluster *cluster; /* &own or opt->cluster */
 	const kb_sim_options *opt;
 	int64_t now_ms;
-	KB_VEC(sim_binding) bindings;
-	KB_VEC(sim_eviction) evictions;
+	int64_t start_ms; /* virtual time of the first session; recorded times are after it */
+	kb_sim_result res; /* bindings, evictions, and what the last session reported */
 	KB_VEC(sim_completion) completions;
-	KB_VEC(sim_volume_binding) volume_binds;
 	/* Decisions of the session under way, applied after it closes. */
-	KB_VEC(sim_binding) new_binds;
-	KB_VEC(sim_eviction) new_evicts;
-	/* What the last session reported: pending reasons, PodGroup statuses, queues. */
-	KB_VEC(sim_pending) pending;
-	KB_VEC(sim_group) groups;
-	KB_VEC(sim_queue) queues;
-	kb_resnames resnames;
+	KB_VEC(kb_sim_binding) new_binds;
+	KB_VEC(kb_sim_eviction) new_evicts;
 	bool changed; /* the session changed something worth another session */
 	kb_session_memo memo; /* what the last session learnt for the next */
 	int oom;
@@ -94,10 +53,10 @@ static int fx_bind(void *ctx, const kb_snapshot *snap, int64_t now_ms, const kb_
 {
 	sim_state *sim = ctx;
 	int gpu = snap->gpu_res;
-	sim_binding b = {
+	kb_sim_binding b = {
 		.pod = xstrdup(sim, t->key),
 		.node = xstrdup(sim, n->name),
-		.time_ms = sim->now_ms,
+		.time_ms = sim->now_ms - sim->start_ms,
 		/* nvidia.com/gpu, or a device of Alibaba's GPU sharing */
 		.has_gpus = (gpu >= 0 && t->req.q[gpu] > 0) || t->gpu_mask != 0,
 		.gpu_mask = t->gpu_mask,
@@ -122,16 +81,16 @@ static int fx_bind_volumes(void *ctx, const kb_snapshot *snap, int64_t now_ms, c
 	for (uint32_t i = 0; i < vol->nto_bind; i++) {
 		const kb_claim_need *c = &vol->to_bind[i];
 		const char *pv = picks[i] >= 0 ? snap->pvs[picks[i]].name : NULL;
-		int r = kb_cluster_assume_claim_bound(&sim->cluster, c->key, pv ? pv : "");
+		int r = kb_cluster_assume_claim_bound(sim->cluster, c->key, pv ? pv : "");
 		if (r == 0 && pv)
-			r = kb_cluster_assume_pv_claim(&sim->cluster, pv, c->key);
-		sim_volume_binding b = {
+			r = kb_cluster_assume_pv_claim(sim->cluster, pv, c->key);
+		kb_sim_volume_binding b = {
 			.claim = xstrdup(sim, c->key),
 			.volume = pv ? xstrdup(sim, pv) : NULL,
 			.node = xstrdup(sim, n->name),
 			.time_ms = sim->now_ms,
 		};
-		if (r == 0 && (sim->oom || KB_VEC_PUSH(&sim->volume_binds, b) < 0))
+		if (r == 0 && (sim->oom || KB_VEC_PUSH(&sim->res.volume_binds, b) < 0))
 			r = -ENOMEM;
 		if (r < 0) {
 			free(b.claim);
@@ -148,11 +107,11 @@ static int fx_evict(void *ctx, const kb_snapshot *snap, int64_t now_ms, const kb
 		    const char *reason)
 {
 	sim_state *sim = ctx;
-	sim_eviction e = {
+	kb_sim_eviction e = {
 		.pod = xstrdup(sim, t->key),
 		.node = xstrdup(sim, t->node >= 0 ? snap->nodes[t->node].name : ""),
 		.reason = xstrdup(sim, reason ? reason : "evicted"),
-		.time_ms = sim->now_ms,
+		.time_ms = sim->now_ms - sim->start_ms,
 	};
 	if (sim->oom || KB_VEC_PUSH(&sim->new_evicts, e) < 0) {
 		free(e.pod);
@@ -169,7 +128,7 @@ static int fx_job_status(void *ctx, const kb_snapshot *snap, const kb_job *j,
 	sim_state *sim = ctx;
 	if (j->flavor == KB_PG_NONE)
 		return 0;
-	sim_group g = {
+	kb_sim_group g = {
 		.name = xstrdup(sim, j->key),
 		.left_alone = j->foreign,
 		.reason = st->unschedulable ? xstrdup(sim, st->unschedulable) : NULL,
@@ -177,16 +136,16 @@ static int fx_job_status(void *ctx, const kb_snapshot *snap, const kb_job *j,
 		.min_member = j->min_member,
 		.scheduled = st->scheduled,
 	};
-	if (sim->oom || KB_VEC_PUSH(&sim->groups, g) < 0) {
+	if (sim->oom || KB_VEC_PUSH(&sim->res.groups, g) < 0) {
 		free(g.name);
 		free(g.reason);
 		return -ENOMEM;
 	}
 	if (j->foreign)
 		return 0; /* another scheduler's group: shown, never written */
-	uint64_t before = sim->cluster.generation;
-	int r = kb_cluster_set_podgroup_phase(&sim->cluster, j->key, st->phase);
-	if (sim->cluster.generation != before)
+	uint64_t before = sim->cluster->generation;
+	int r = kb_cluster_set_podgroup_phase(sim->cluster, j->key, st->phase);
+	if (sim->cluster->generation != before)
 		sim->changed = true;
 	return r == -ENOENT ? 0 : r;
 }
@@ -194,8 +153,8 @@ static int fx_job_status(void *ctx, const kb_snapshot *snap, const kb_job *j,
 static int fx_task_pending(void *ctx, const kb_snapshot *snap, const kb_task *t, const char *reason)
 {
 	sim_state *sim = ctx;
-	sim_pending p = {.pod = xstrdup(sim, t->key), .reason = xstrdup(sim, reason)};
-	if (sim->oom || KB_VEC_PUSH(&sim->pending, p) < 0) {
+	kb_sim_pending p = {.pod = xstrdup(sim, t->key), .reason = xstrdup(sim, reason)};
+	if (sim->oom || KB_VEC_PUSH(&sim->res.pending, p) < 0) {
 		free(p.pod);
 		free(p.reason);
 		return -ENOMEM;
@@ -206,17 +165,17 @@ static int fx_task_pending(void *ctx, const kb_snapshot *snap, const kb_task *t,
 
 static void forget_reports(sim_state *sim)
 {
-	for (size_t i = 0; i < sim->pending.n; i++) {
-		free(sim->pending.v[i].pod);
-		free(sim->pending.v[i].reason);
+	for (size_t i = 0; i < sim->res.pending.n; i++) {
+		free(sim->res.pending.v[i].pod);
+		free(sim->res.pending.v[i].reason);
 	}
-	for (size_t i = 0; i < sim->groups.n; i++) {
-		free(sim->groups.v[i].name);
-		free(sim->groups.v[i].reason);
+	for (size_t i = 0; i < sim->res.groups.n; i++) {
+		free(sim->res.groups.v[i].name);
+		free(sim->res.groups.v[i].reason);
 	}
-	for (size_t i = 0; i < sim->queues.n; i++)
-		free(sim->queues.v[i].name);
-	sim->pending.n = sim->groups.n = sim->queues.n = 0;
+	for (size_t i = 0; i < sim->res.queues.n; i++)
+		free(sim->res.queues.v[i].name);
+	sim->res.pending.n = sim->res.groups.n = sim->res.queues.n = 0;
 }
 
 /* Queue shares as the session leaves them (after its own allocations). */
@@ -224,10 +183,10 @@ static int fx_queue_status(void *ctx, const kb_snapshot *snap, const kb_queue *q
 			   const kb_res *deserved)
 {
 	sim_state *sim = ctx;
-	sim->resnames = snap->resnames;
-	sim_queue sq = {.name = xstrdup(sim, q->name), .weight = q->weight,
+	sim->res.resnames = snap->resnames;
+	kb_sim_queue sq = {.name = xstrdup(sim, q->name), .weight = q->weight,
 			.deserved = *deserved, .allocated = q->allocated};
-	if (sim->oom || KB_VEC_PUSH(&sim->queues, sq) < 0) {
+	if (sim->oom || KB_VEC_PUSH(&sim->res.queues, sq) < 0) {
 		free(sq.name);
 		return -ENOMEM;
 	}
@@ -258,23 +217,23 @@ static int apply_decisions(sim_state *sim)
 {
 	int r = 0;
 	for (size_t i = 0; i < sim->new_evicts.n; i++) {
-		sim_eviction *e = &sim->new_evicts.v[i];
+		kb_sim_eviction *e = &sim->new_evicts.v[i];
 		/* The controller recreates the pod: it is pending again at once. */
 		if (r == 0)
-			r = kb_cluster_set_pod(&sim->cluster, e->pod, NULL, KB_TASK_PENDING, 0, 0);
+			r = kb_cluster_set_pod(sim->cluster, e->pod, NULL, KB_TASK_PENDING, 0, 0);
 		if (r == 0)
-			r = kb_cluster_note_eviction(&sim->cluster, e->pod, sim->now_ms);
-		if (r == 0 && (r = KB_VEC_PUSH(&sim->evictions, *e)) < 0)
+			r = kb_cluster_note_eviction(sim->cluster, e->pod, sim->now_ms);
+		if (r == 0 && (r = KB_VEC_PUSH(&sim->res.evictions, *e)) < 0)
 			break;
 		sim->changed = true;
 	}
 	sim->new_evicts.n = 0;
 	for (size_t i = 0; i < sim->new_binds.n; i++) {
-		sim_binding *b = &sim->new_binds.v[i];
+		kb_sim_binding *b = &sim->new_binds.v[i];
 		if (r == 0)
-			r = kb_cluster_set_pod(&sim->cluster, b->pod, b->node, KB_TASK_RUNNING, sim->now_ms,
+			r = kb_cluster_set_pod(sim->cluster, b->pod, b->node, KB_TASK_RUNNING, sim->now_ms,
 					       b->gpu_mask);
-		kb_slot *sl = kb_cluster_pod(&sim->cluster, b->pod);
+		kb_slot *sl = kb_cluster_pod(sim->cluster, b->pod);
 		if (r == 0 && sl && sl->obj->u.pod.sim_duration_ms >= 0) {
 			sim_completion c = {
 				.end_ms = sim->now_ms + sl->obj->u.pod.sim_duration_ms,
@@ -286,7 +245,7 @@ static int apply_decisions(sim_state *sim)
 				r = -ENOMEM;
 			}
 		}
-		if (r == 0 && (r = KB_VEC_PUSH(&sim->bindings, *b)) < 0)
+		if (r == 0 && (r = KB_VEC_PUSH(&sim->res.bindings, *b)) < 0)
 			break;
 		sim->changed = true;
 	}
@@ -305,11 +264,11 @@ static int complete_due(sim_state *sim)
 			sim->completions.v[keep++] = *c;
 			continue;
 		}
-		kb_slot *sl = kb_cluster_pod(&sim->cluster, c->pod);
+		kb_slot *sl = kb_cluster_pod(sim->cluster, c->pod);
 		/* Only the run that was scheduled to end: an evicted and rebound pod has
 		 * a later start. */
 		if (sl && sl->overridden && sl->status == KB_TASK_RUNNING && sl->started_ms == c->started_ms)
-			r = kb_cluster_set_pod(&sim->cluster, c->pod, sl->node, KB_TASK_SUCCEEDED,
+			r = kb_cluster_set_pod(sim->cluster, c->pod, sl->node, KB_TASK_SUCCEEDED,
 					       c->started_ms, sl->gpu_mask);
 		free(c->pod);
 		if (r < 0)
@@ -382,13 +341,13 @@ static void json_gpus(FILE *out, uint32_t mask)
 	fputc(']', out);
 }
 
-static void print_json(const sim_state *sim, uint32_t sessions, int64_t end_ms, FILE *out)
+static void print_json(const kb_sim_result *res, FILE *out)
 {
-	fprintf(out, "{\n  \"sessions\": %u,\n  \"end_time\": ", sessions);
-	json_time(out, end_ms);
+	fprintf(out, "{\n  \"sessions\": %u,\n  \"end_time\": ", res->sessions);
+	json_time(out, res->end_ms);
 	fputs(",\n  \"bindings\": [", out);
-	for (size_t i = 0; i < sim->bindings.n; i++) {
-		const sim_binding *b = &sim->bindings.v[i];
+	for (size_t i = 0; i < res->bindings.n; i++) {
+		const kb_sim_binding *b = &res->bindings.v[i];
 		fputs(i ? ",\n    {\"pod\": " : "\n    {\"pod\": ", out);
 		json_str(out, b->pod);
 		fputs(", \"node\": ", out);
@@ -399,11 +358,11 @@ static void print_json(const sim_state *sim, uint32_t sessions, int64_t end_ms, 
 			json_gpus(out, b->gpu_mask);
 		fputc('}', out);
 	}
-	fputs(sim->bindings.n ? "\n  ]" : "]", out);
-	if (sim->volume_binds.n) {
+	fputs(res->bindings.n ? "\n  ]" : "]", out);
+	if (res->volume_binds.n) {
 		fputs(",\n  \"volume_bindings\": [", out);
-		for (size_t i = 0; i < sim->volume_binds.n; i++) {
-			const sim_volume_binding *b = &sim->volume_binds.v[i];
+		for (size_t i = 0; i < res->volume_binds.n; i++) {
+			const kb_sim_volume_binding *b = &res->volume_binds.v[i];
 			fputs(i ? ",\n    {\"claim\": " : "\n    {\"claim\": ", out);
 			json_str(out, b->claim);
 			fputs(", \"volume\": ", out);
@@ -420,8 +379,8 @@ static void print_json(const sim_state *sim, uint32_t sessions, int64_t end_ms, 
 		fputs("\n  ]", out);
 	}
 	fputs(",\n  \"evictions\": [", out);
-	for (size_t i = 0; i < sim->evictions.n; i++) {
-		const sim_eviction *e = &sim->evictions.v[i];
+	for (size_t i = 0; i < res->evictions.n; i++) {
+		const kb_sim_eviction *e = &res->evictions.v[i];
 		fputs(i ? ",\n    {\"pod\": " : "\n    {\"pod\": ", out);
 		json_str(out, e->pod);
 		fputs(", \"node\": ", out);
@@ -432,17 +391,17 @@ static void print_json(const sim_state *sim, uint32_t sessions, int64_t end_ms, 
 		json_str(out, e->reason);
 		fputc('}', out);
 	}
-	fputs(sim->evictions.n ? "\n  ],\n  \"pending\": [" : "],\n  \"pending\": [", out);
-	for (size_t i = 0; i < sim->pending.n; i++) {
+	fputs(res->evictions.n ? "\n  ],\n  \"pending\": [" : "],\n  \"pending\": [", out);
+	for (size_t i = 0; i < res->pending.n; i++) {
 		fputs(i ? ",\n    {\"pod\": " : "\n    {\"pod\": ", out);
-		json_str(out, sim->pending.v[i].pod);
+		json_str(out, res->pending.v[i].pod);
 		fputs(", \"reason\": ", out);
-		json_str(out, sim->pending.v[i].reason);
+		json_str(out, res->pending.v[i].reason);
 		fputc('}', out);
 	}
-	fputs(sim->pending.n ? "\n  ],\n  \"podgroups\": [" : "],\n  \"podgroups\": [", out);
-	for (size_t i = 0; i < sim->groups.n; i++) {
-		const sim_group *g = &sim->groups.v[i];
+	fputs(res->pending.n ? "\n  ],\n  \"podgroups\": [" : "],\n  \"podgroups\": [", out);
+	for (size_t i = 0; i < res->groups.n; i++) {
+		const kb_sim_group *g = &res->groups.v[i];
 		fputs(i ? ",\n    {\"name\": " : "\n    {\"name\": ", out);
 		json_str(out, g->name);
 		fprintf(out, ", \"phase\": \"%s\", \"minMember\": %d, \"scheduled\": %d",
@@ -455,18 +414,18 @@ static void print_json(const sim_state *sim, uint32_t sessions, int64_t end_ms, 
 		}
 		fputc('}', out);
 	}
-	fputs(sim->groups.n ? "\n  ],\n  \"queues\": [" : "],\n  \"queues\": [", out);
-	for (size_t i = 0; i < sim->queues.n; i++) {
-		const sim_queue *q = &sim->queues.v[i];
+	fputs(res->groups.n ? "\n  ],\n  \"queues\": [" : "],\n  \"queues\": [", out);
+	for (size_t i = 0; i < res->queues.n; i++) {
+		const kb_sim_queue *q = &res->queues.v[i];
 		fputs(i ? ",\n    {\"name\": " : "\n    {\"name\": ", out);
 		json_str(out, q->name);
 		fprintf(out, ", \"weight\": %d, \"deserved\": ", q->weight);
-		json_res(out, &q->deserved, &sim->resnames);
+		json_res(out, &q->deserved, &res->resnames);
 		fputs(", \"allocated\": ", out);
-		json_res(out, &q->allocated, &sim->resnames);
+		json_res(out, &q->allocated, &res->resnames);
 		fputc('}', out);
 	}
-	fputs(sim->queues.n ? "\n  ]\n}\n" : "]\n}\n", out);
+	fputs(res->queues.n ? "\n  ]\n}\n" : "]\n}\n", out);
 }
 
 /* "12.345s" into buf (callers pass 32 bytes: any int64 fits, nothing is cut). */
@@ -476,15 +435,15 @@ static const char *fmt_time(int64_t ms, char *buf, size_t n)
 	return w >= 0 && (size_t)w < n ? buf : "?";
 }
 
-static void print_table(const sim_state *sim, uint32_t sessions, int64_t end_ms, FILE *out)
+static void print_table(const kb_sim_result *res, FILE *out)
 {
 	char tb[32];
-	fprintf(out, "Simulated %u sessions, %s of virtual time.\n\n", sessions,
-		fmt_time(end_ms, tb, sizeof(tb)));
-	fprintf(out, "BINDINGS (%zu)\n%-10s %-36s %-20s %s\n", sim->bindings.n, "TIME", "POD", "NODE",
+	fprintf(out, "Simulated %u sessions, %s of virtual time.\n\n", res->sessions,
+		fmt_time(res->end_ms, tb, sizeof(tb)));
+	fprintf(out, "BINDINGS (%zu)\n%-10s %-36s %-20s %s\n", res->bindings.n, "TIME", "POD", "NODE",
 		"GPUS");
-	for (size_t i = 0; i < sim->bindings.n; i++) {
-		const sim_binding *b = &sim->bindings.v[i];
+	for (size_t i = 0; i < res->bindings.n; i++) {
+		const kb_sim_binding *b = &res->bindings.v[i];
 		char gpus[128] = "-";
 		if (b->has_gpus && b->gpu_mask) {
 			size_t off = 0;
@@ -497,69 +456,85 @@ static void print_table(const sim_state *sim, uint32_t sessions, int64_t end_ms,
 		fprintf(out, "%-10s %-36s %-20s %s\n", fmt_time(b->time_ms, tb, sizeof(tb)), b->pod,
 			b->node, gpus);
 	}
-	if (sim->evictions.n) {
-		fprintf(out, "\nEVICTIONS (%zu)\n%-10s %-36s %-20s %s\n", sim->evictions.n, "TIME", "POD",
+	if (res->evictions.n) {
+		fprintf(out, "\nEVICTIONS (%zu)\n%-10s %-36s %-20s %s\n", res->evictions.n, "TIME", "POD",
 			"NODE", "REASON");
-		for (size_t i = 0; i < sim->evictions.n; i++) {
-			const sim_eviction *e = &sim->evictions.v[i];
+		for (size_t i = 0; i < res->evictions.n; i++) {
+			const kb_sim_eviction *e = &res->evictions.v[i];
 			fprintf(out, "%-10s %-36s %-20s %s\n", fmt_time(e->time_ms, tb, sizeof(tb)), e->pod,
 				e->node, e->reason);
 		}
 	}
 	fprintf(out, "\nPODGROUPS\n%-36s %-10s %-10s %s\n", "NAME", "PHASE", "MINMEMBER", "SCHEDULED");
-	for (size_t i = 0; i < sim->groups.n; i++) {
-		const sim_group *g = &sim->groups.v[i];
+	for (size_t i = 0; i < res->groups.n; i++) {
+		const kb_sim_group *g = &res->groups.v[i];
 		fprintf(out, "%-36s %-10s %-10d %d\n", g->name, kb_pg_phase_name(g->phase), g->min_member,
 			g->scheduled);
 	}
 	fprintf(out, "\nQUEUES\n%-16s %-7s %-40s %s\n", "NAME", "WEIGHT", "DESERVED", "ALLOCATED");
-	for (size_t i = 0; i < sim->queues.n; i++) {
-		const sim_queue *q = &sim->queues.v[i];
+	for (size_t i = 0; i < res->queues.n; i++) {
+		const kb_sim_queue *q = &res->queues.v[i];
 		char d[256], a[256];
 		kb_res dq = q->deserved, aq = q->allocated;
 		dq.q[KB_RES_PODS] = aq.q[KB_RES_PODS] = 0;
-		kb_res_format(&dq, &sim->resnames, d, sizeof(d));
-		kb_res_format(&aq, &sim->resnames, a, sizeof(a));
+		kb_res_format(&dq, &res->resnames, d, sizeof(d));
+		kb_res_format(&aq, &res->resnames, a, sizeof(a));
 		fprintf(out, "%-16s %-7d %-40s %s\n", q->name, q->weight, d[0] ? d : "-", a[0] ? a : "-");
 	}
-	if (sim->pending.n) {
-		fprintf(out, "\nPENDING (%zu)\n%-36s %s\n", sim->pending.n, "POD", "REASON");
-		for (size_t i = 0; i < sim->pending.n; i++)
-			fprintf(out, "%-36s %s\n", sim->pending.v[i].pod, sim->pending.v[i].reason);
+	if (res->pending.n) {
+		fprintf(out, "\nPENDING (%zu)\n%-36s %s\n", res->pending.n, "POD", "REASON");
+		for (size_t i = 0; i < res->pending.n; i++)
+			fprintf(out, "%-36s %s\n", res->pending.v[i].pod, res->pending.v[i].reason);
 	}
 }
 
 /* ---- the run --------------------------------------------------------------------- */
 
+void kb_sim_result_release(kb_sim_result *res)
+{
+	for (size_t i = 0; i < res->bindings.n; i++) {
+		free(res->bindings.v[i].pod);
+		free(res->bindings.v[i].node);
+	}
+	for (size_t i = 0; i < res->evictions.n; i++) {
+		free(res->evictions.v[i].pod);
+		free(res->evictions.v[i].node);
+		free(res->evictions.v[i].reason);
+	}
+	for (size_t i = 0; i < res->pending.n; i++) {
+		free(res->pending.v[i].pod);
+		free(res->pending.v[i].reason);
+	}
+	for (size_t i = 0; i < res->groups.n; i++) {
+		free(res->groups.v[i].name);
+		free(res->groups.v[i].reason);
+	}
+	for (size_t i = 0; i < res->queues.n; i++)
+		free(res->queues.v[i].name);
+	for (size_t i = 0; i < res->volume_binds.n; i++) {
+		free(res->volume_binds.v[i].claim);
+		free(res->volume_binds.v[i].volume);
+		free(res->volume_binds.v[i].node);
+	}
+	KB_VEC_RELEASE(&res->volume_binds);
+	KB_VEC_RELEASE(&res->bindings);
+	KB_VEC_RELEASE(&res->evictions);
+	KB_VEC_RELEASE(&res->pending);
+	KB_VEC_RELEASE(&res->groups);
+	KB_VEC_RELEASE(&res->queues);
+	memset(res, 0, sizeof(*res));
+}
+
 static void sim_release(sim_state *sim)
 {
-	for (size_t i = 0; i < sim->bindings.n; i++) {
-		free(sim->bindings.v[i].pod);
-		free(sim->bindings.v[i].node);
-	}
-	for (size_t i = 0; i < sim->evictions.n; i++) {
-		free(sim->evictions.v[i].pod);
-		free(sim->evictions.v[i].node);
-		free(sim->evictions.v[i].reason);
-	}
 	for (size_t i = 0; i < sim->completions.n; i++)
 		free(sim->completions.v[i].pod);
-	for (size_t i = 0; i < sim->volume_binds.n; i++) {
-		free(sim->volume_binds.v[i].claim);
-		free(sim->volume_binds.v[i].volume);
-		free(sim->volume_binds.v[i].node);
-	}
-	KB_VEC_RELEASE(&sim->volume_binds);
-	KB_VEC_RELEASE(&sim->bindings);
-	KB_VEC_RELEASE(&sim->evictions);
 	KB_VEC_RELEASE(&sim->completions);
 	KB_VEC_RELEASE(&sim->new_binds);
 	KB_VEC_RELEASE(&sim->new_evicts);
-	forget_reports(sim);
-	KB_VEC_RELEASE(&sim->pending);
-	KB_VEC_RELEASE(&sim->groups);
-	KB_VEC_RELEASE(&sim->queues);
-	kb_cluster_release(&sim->cluster);
+	kb_sim_result_release(&sim->res);
+	if (sim->cluster == &sim->own)
+		kb_cluster_release(&sim->own);
 }
 
 /* The manifests and the queue file into sim's cluster; pods that arrive
@@ -568,20 +543,20 @@ static int sim_load(sim_state *sim, kb_queue_conf *qconf, kb_object_vec *later, 
 {
 	const kb_sim_options *opt = sim->opt;
 	int r = 0;
-	if (opt->queue_conf) {
-		if ((r = kb_queue_conf_load_file(opt->queue_conf, &sim->cluster.resnames, qconf, err)) < 0)
+	if (opt->queue_conf && !opt->cluster) {
+		if ((r = kb_queue_conf_load_file(opt->queue_conf, &sim->cluster->resnames, qconf, err)) < 0)
 			return r;
-		sim->cluster.queue_conf = qconf;
+		sim->cluster->queue_conf = qconf;
 	}
 	for (uint32_t i = 0; i < opt->nfiles && r == 0; i++)
-		r = kb_manifests_load(&sim->cluster, opt->files[i], later, err);
+		r = kb_manifests_load_at(sim->cluster, opt->files[i], sim->start_ms, later, err);
 	if (r < 0)
 		return r;
-	if (opt->queue_conf) {
+	if (opt->queue_conf && !opt->cluster) {
 		/* Guarantees must fit the cluster the scenario describes. */
 		kb_snapshot s0;
 		kb_snapshot_init(&s0);
-		r = kb_cluster_snapshot(&sim->cluster, &s0, err);
+		r = kb_cluster_snapshot(sim->cluster, &s0, err);
 		if (r == 0)
 			r = kb_queue_conf_check_cluster(qconf, &s0.total_allocatable, &s0.resnames, err);
 		kb_snapshot_release(&s0);
@@ -598,7 +573,7 @@ static int sim_load(sim_state *sim, kb_queue_conf *qconf, kb_object_vec *later, 
 static int sim_session(sim_state *sim, const kb_conf *conf, kb_err *err)
 {
 	kb_snapshot *snap; /* lent by the cluster for the session */
-	int r = kb_cluster_session_snapshot(&sim->cluster, &snap, err);
+	int r = kb_cluster_session_snapshot(sim->cluster, &snap, err);
 	if (r < 0)
 		return r;
 	kb_session ssn;
@@ -618,8 +593,67 @@ static int sim_session(sim_state *sim, const kb_conf *conf, kb_err *err)
 	return r;
 }
 
-int kb_simulate(const kb_sim_options *opt, FILE *out, kb_err *err)
+/* The sessions, from sim->start_ms until nothing is left to happen, max
+ * time or max sessions; the pods of later arrive on time (taken over).
+ * 0 or -errno with err. */
+static int sim_loop(sim_state *sim, const kb_conf *conf, kb_object_vec *later, kb_err *err)
 {
+	const kb_sim_options *opt = sim->opt;
+	int r = 0;
+	int64_t period = opt->period_ms > 0 ? opt->period_ms : KB_DEFAULT_PERIOD_MS;
+	int64_t max_time = opt->max_time_ms > 0 ? opt->max_time_ms : 30LL * 24 * 3600 * 1000;
+	uint32_t max_sessions = opt->max_sessions ? opt->max_sessions : KB_SIM_MAX_SESSIONS;
+	int64_t start = sim->start_ms;
+	size_t next_arrival = 0;
+	uint32_t sessions = 0;
+	int64_t end_ms = start;
+	for (sim->now_ms = start; sim->now_ms - start <= max_time;) {
+		if (sessions >= max_sessions) {
+			/* Something changes every period and keeps changing: report
+			 * what there is rather than run for ever. */
+			if (!opt->max_sessions)
+				fprintf(stderr,
+					"kube-batchd: warning: stopped after %u sessions (t=%" PRId64
+					" ms) with decisions still changing every period\n",
+					sessions, sim->now_ms - start);
+			break;
+		}
+		/* Events due by now: arrivals, then completions. */
+		for (; next_arrival < later->n &&
+		       start + later->v[next_arrival]->u.pod.sim_arrival_ms <= sim->now_ms;
+		     next_arrival++) {
+			kb_object *o = later->v[next_arrival];
+			later->v[next_arrival] = NULL;
+			if ((r = kb_cluster_apply(sim->cluster, o, start + o->u.pod.sim_arrival_ms)) < 0)
+				return r;
+		}
+		if ((r = complete_due(sim)) < 0 || (r = sim_session(sim, conf, err)) < 0)
+			return r;
+		sessions++;
+		end_ms = sim->now_ms;
+		/* Next session: the next period if this one changed anything, else the
+		 * first period boundary at or after the next event. */
+		int64_t next = sim->now_ms + period;
+		if (!sim->changed) {
+			int64_t ev = next_completion(sim);
+			if (next_arrival < later->n &&
+			    start + later->v[next_arrival]->u.pod.sim_arrival_ms < ev)
+				ev = start + later->v[next_arrival]->u.pod.sim_arrival_ms;
+			if (ev == INT64_MAX)
+				break;
+			if (ev > next)
+				next = start + (ev - start + period - 1) / period * period;
+		}
+		sim->now_ms = next;
+	}
+	sim->res.sessions = sessions;
+	sim->res.end_ms = end_ms - start;
+	return 0;
+}
+
+int kb_simulate_run(const kb_sim_options *opt, kb_sim_result *ret, kb_err *err)
+{
+	memset(ret, 0, sizeof(*ret));
 	kb_conf conf;
 	int r = opt->scheduler_conf ? kb_conf_load_file(opt->scheduler_conf, opt->registry, &conf, err)
 				    : kb_conf_load_default(opt->registry, &conf, err);
@@ -628,59 +662,23 @@ int kb_simulate(const kb_sim_options *opt, FILE *out, kb_err *err)
 	sim_state sim;
 	memset(&sim, 0, sizeof(sim));
 	sim.opt = opt;
-	kb_cluster_init(&sim.cluster, opt->scheduler_name, opt->default_queue);
+	if (opt->cluster) {
+		sim.cluster = opt->cluster;
+	} else {
+		sim.cluster = &sim.own;
+		kb_cluster_init(sim.cluster, opt->scheduler_name, opt->default_queue);
+	}
+	sim.start_ms = opt->start_ms;
 	kb_queue_conf qconf;
 	memset(&qconf, 0, sizeof(qconf));
 	kb_object_vec later = {0};
 	if ((r = sim_load(&sim, &qconf, &later, err)) < 0)
 		goto out;
 
-	int64_t period = opt->period_ms > 0 ? opt->period_ms : KB_DEFAULT_PERIOD_MS;
-	int64_t max_time = opt->max_time_ms > 0 ? opt->max_time_ms : 30LL * 24 * 3600 * 1000;
-	size_t next_arrival = 0;
-	uint32_t sessions = 0;
-	int64_t end_ms = 0;
-	for (sim.now_ms = 0; sim.now_ms <= max_time;) {
-		if (sessions >= KB_SIM_MAX_SESSIONS) {
-			/* Something changes every period and keeps changing: report
-			 * what there is rather than run for ever. */
-			fprintf(stderr,
-				"kube-batchd: warning: stopped after %u sessions (t=%" PRId64
-				" ms) with decisions still changing every period\n",
-				sessions, sim.now_ms);
-			break;
-		}
-		/* Events due by now: arrivals, then completions. */
-		for (; next_arrival < later.n && later.v[next_arrival]->u.pod.sim_arrival_ms <= sim.now_ms;
-		     next_arrival++) {
-			kb_object *o = later.v[next_arrival];
-			later.v[next_arrival] = NULL;
-			if ((r = kb_cluster_apply(&sim.cluster, o, o->u.pod.sim_arrival_ms)) < 0)
-				goto out;
-		}
-		if ((r = complete_due(&sim)) < 0 || (r = sim_session(&sim, &conf, err)) < 0)
-			goto out;
-		sessions++;
-		end_ms = sim.now_ms;
-		/* Next session: the next period if this one changed anything, else the
-		 * first period boundary at or after the next event. */
-		int64_t next = sim.now_ms + period;
-		if (!sim.changed) {
-			int64_t ev = next_completion(&sim);
-			if (next_arrival < later.n && later.v[next_arrival]->u.pod.sim_arrival_ms < ev)
-				ev = later.v[next_arrival]->u.pod.sim_arrival_ms;
-			if (ev == INT64_MAX)
-				break;
-			if (ev > next)
-				next = (ev + period - 1) / period * period;
-		}
-		sim.now_ms = next;
-	}
-
-	if (opt->output == KB_SIM_JSON)
-		print_json(&sim, sessions, end_ms, out);
-	else
-		print_table(&sim, sessions, end_ms, out);
+	if ((r = sim_loop(&sim, &conf, &later, err)) < 0)
+		goto out;
+	*ret = sim.res;
+	memset(&sim.res, 0, sizeof(sim.res));
 out:
 	for (size_t i = 0; i < later.n; i++)
 		kb_object_free(later.v[i]);
@@ -688,5 +686,23 @@ out:
 	sim_release(&sim);
 	kb_queue_conf_release(&qconf);
 	kb_conf_release(&conf);
+	return r;
+}
+
+void kb_sim_result_print(const kb_sim_result *res, kb_sim_output output, FILE *out)
+{
+	if (output == KB_SIM_JSON)
+		print_json(res, out);
+	else
+		print_table(res, out);
+}
+
+int kb_simulate(const kb_sim_options *opt, FILE *out, kb_err *err)
+{
+	kb_sim_result res;
+	int r = kb_simulate_run(opt, &res, err);
+	if (r == 0)
+		kb_sim_result_print(&res, opt->output, out);
+	kb_sim_result_release(&res);
 	return r;
 }

@@ -17,6 +17,15 @@
  *
  * The result is printed as one JSON object (DESIGN.md) or as a table.
  * Output is deterministic: the same input prints the same bytes.
+ *
+ * From a live cluster (`simulate --from-cluster`, `explain`, `top`): the
+ * caller hands a store already read from the API (kube/cluster_read.h) and
+ * the wall-clock time it was read at; virtual time starts there (so pods'
+ * ages and preemption cool-downs are as the daemon would see them), the
+ * manifests are added as the newest objects, and every time reported is
+ * counted from that start. Pods the API has bound stay bound (and run for
+ * ever: the API says nothing of when they end); pods it has pending are
+ * pending work like the manifests' pods.
  */
 #ifndef KB_SCHEDULER_SIMULATE_H
 #define KB_SCHEDULER_SIMULATE_H
@@ -29,6 +38,7 @@
 #include "base/vec.h"
 #include "cache/cluster.h"
 #include "scheduler/conf.h"
+#include "api/types.h"
 
 typedef enum kb_sim_output { KB_SIM_JSON, KB_SIM_TABLE } kb_sim_output;
 
@@ -43,7 +53,78 @@ typedef struct kb_sim_options {
 	int64_t period_ms;          /* 0: KB_DEFAULT_PERIOD_MS */
 	int64_t max_time_ms;        /* default 30 days */
 	kb_sim_output output;
+	/* A store already loaded (kube/cluster_read.h), its queue file set by
+	 * the caller (queue_conf is then not read). Borrowed: the run adds the
+	 * manifests' objects to it and records its decisions in it (pods bound
+	 * and evicted, PodGroup phases); without manifests it frees or replaces
+	 * no object it had, so a snapshot the caller took before stays valid.
+	 * The caller releases it. NULL: a store of the run's own. */
+	kb_cluster *cluster;
+	int64_t start_ms;       /* virtual time of the first session (0 for manifests) */
+	uint32_t max_sessions;  /* 0: a million */
 } kb_sim_options;
+
+/* What a run decided and what its last session reported. Times are
+ * milliseconds after start_ms. Strings are owned (kb_sim_result_release). */
+typedef struct kb_sim_binding {
+	char *pod, *node;
+	int64_t time_ms;
+	bool has_gpus;
+	uint32_t gpu_mask;
+} kb_sim_binding;
+
+/* A claim the scheduler bound (volume binding; the simulated PV controller
+ * completes it at once). volume NULL: provisioned on node. */
+typedef struct kb_sim_volume_binding {
+	char *claim, *volume, *node;
+	int64_t time_ms;
+} kb_sim_volume_binding;
+
+typedef struct kb_sim_eviction {
+	char *pod, *node, *reason;
+	int64_t time_ms;
+} kb_sim_eviction;
+
+typedef struct kb_sim_pending {
+	char *pod, *reason;
+} kb_sim_pending;
+
+typedef struct kb_sim_group {
+	char *name, *reason; /* reason: the Unschedulable condition's message, or NULL */
+	kb_pg_phase phase;
+	int32_t min_member, scheduled;
+	bool left_alone; /* another scheduler's group (kb_job.foreign): reported only */
+} kb_sim_group;
+
+typedef struct kb_sim_queue {
+	char *name;
+	int32_t weight;
+	kb_res deserved, allocated;
+} kb_sim_queue;
+
+typedef struct kb_sim_result {
+	uint32_t sessions;
+	int64_t end_ms; /* the last session's time, after start_ms */
+	KB_VEC(kb_sim_binding) bindings;
+	KB_VEC(kb_sim_eviction) evictions;
+	KB_VEC(kb_sim_volume_binding) volume_binds;
+	/* As the last session reported them: */
+	KB_VEC(kb_sim_pending) pending;
+	KB_VEC(kb_sim_group) groups;
+	KB_VEC(kb_sim_queue) queues;
+	kb_resnames resnames; /* names of the queues' resource vectors */
+} kb_sim_result;
+
+/* Runs the simulation into *ret (zeroed first; release it with
+ * kb_sim_result_release, on failure too). Returns 0, or -errno with err
+ * saying what was wrong with the input. Cost: one session per period of
+ * virtual time while decisions change, at most max_sessions. */
+int kb_simulate_run(const kb_sim_options *opt, kb_sim_result *ret, kb_err *err);
+
+/* Prints a result as JSON (DESIGN.md) or as a table. Deterministic. */
+void kb_sim_result_print(const kb_sim_result *res, kb_sim_output output, FILE *out);
+
+void kb_sim_result_release(kb_sim_result *res);
 
 /* Runs the simulation and prints the result to out. Returns 0, or -errno
  * with err saying what was wrong with the input (nothing is printed to out
