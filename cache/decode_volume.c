@@ -192,7 +192,7 @@ int dec_pv(dec_ctx *d)
 			char *key = kb_arena_alloc(d->a, n);
 			if (!key)
 				return dec_nomem(d);
-			snprintf(key, n, "%s/%s", ns, v->claim_name);
+			(void)snprintf(key, n, "%s/%s", ns, v->claim_name);
 			v->claim_ns = ns;
 			v->claim_key = key;
 		}
@@ -313,7 +313,7 @@ static int dec_volume(dec_ctx *d, const kb_yaml_node *item, const char *path, si
 	char *name = kb_arena_alloc(d->a, n);
 	if (!name)
 		return dec_nomem(d);
-	snprintf(name, n, "%s-%s", d->o->meta.name, vname);
+	(void)snprintf(name, n, "%s-%s", d->o->meta.name, vname);
 	c->name = name;
 	c->ephemeral = true;
 	po->nclaims++;

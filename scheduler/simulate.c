@@ -341,6 +341,30 @@ static void json_gpus(FILE *out, uint32_t mask)
 	fputc(']', out);
 }
 
+/* "volume_bindings" (only when claims were bound), after "bindings". */
+static void print_volume_bindings(const kb_sim_result *res, FILE *out)
+{
+	if (!res->volume_binds.n)
+		return;
+	fputs(",\n  \"volume_bindings\": [", out);
+	for (size_t i = 0; i < res->volume_binds.n; i++) {
+		const kb_sim_volume_binding *b = &res->volume_binds.v[i];
+		fputs(i ? ",\n    {\"claim\": " : "\n    {\"claim\": ", out);
+		json_str(out, b->claim);
+		fputs(", \"volume\": ", out);
+		if (b->volume)
+			json_str(out, b->volume);
+		else
+			fputs("null", out);
+		fputs(", \"node\": ", out);
+		json_str(out, b->node);
+		fputs(", \"time\": ", out);
+		json_time(out, b->time_ms);
+		fputc('}', out);
+	}
+	fputs("\n  ]", out);
+}
+
 static void print_json(const kb_sim_result *res, FILE *out)
 {
 	fprintf(out, "{\n  \"sessions\": %u,\n  \"end_time\": ", res->sessions);
@@ -359,25 +383,7 @@ static void print_json(const kb_sim_result *res, FILE *out)
 		fputc('}', out);
 	}
 	fputs(res->bindings.n ? "\n  ]" : "]", out);
-	if (res->volume_binds.n) {
-		fputs(",\n  \"volume_bindings\": [", out);
-		for (size_t i = 0; i < res->volume_binds.n; i++) {
-			const kb_sim_volume_binding *b = &res->volume_binds.v[i];
-			fputs(i ? ",\n    {\"claim\": " : "\n    {\"claim\": ", out);
-			json_str(out, b->claim);
-			fputs(", \"volume\": ", out);
-			if (b->volume)
-				json_str(out, b->volume);
-			else
-				fputs("null", out);
-			fputs(", \"node\": ", out);
-			json_str(out, b->node);
-			fputs(", \"time\": ", out);
-			json_time(out, b->time_ms);
-			fputc('}', out);
-		}
-		fputs("\n  ]", out);
-	}
+	print_volume_bindings(res, out);
 	fputs(",\n  \"evictions\": [", out);
 	for (size_t i = 0; i < res->evictions.n; i++) {
 		const kb_sim_eviction *e = &res->evictions.v[i];
