@@ -1,5 +1,7 @@
 #include "api/resource.h"
 
+#include "base/json_out.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -107,4 +109,21 @@ char *kb_res_format(const kb_res *a, const kb_resnames *t, char *buf, size_t siz
 		off += (size_t)w;
 	}
 	return buf;
+}
+
+void kb_res_put_json(FILE *out, const kb_res *r, const kb_resnames *names)
+{
+	fputc('{', out);
+	bool first = true;
+	for (int i = 0; i < names->n; i++) {
+		if (i == KB_RES_PODS || r->q[i] == 0)
+			continue;
+		char q[KB_QUANTITY_BUFSZ];
+		fputs(first ? "" : ", ", out);
+		kb_json_put_str(out, names->name[i]);
+		fputs(": ", out);
+		kb_json_put_str(out, kb_res_format_one(r->q[i], names, i, q));
+		first = false;
+	}
+	fputc('}', out);
 }

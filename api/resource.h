@@ -43,6 +43,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define KB_RES_MAX 16
 #define KB_RES_KNOWN_MAX 256
@@ -184,5 +185,10 @@ char *kb_res_format_one(int64_t milli, const kb_resnames *t, int idx, char *buf)
 
 /* One pod slot, in milli-units. */
 #define KB_ONE_POD 1000
+
+/* r as a JSON object of quantities ({"cpu": "1500m", ...}): the resources
+ * of names with a non-zero quantity, pods aside, each formatted as
+ * kb_res_format_one does. O(names). */
+void kb_res_put_json(FILE *out, const kb_res *r, const kb_resnames *names);
 
 #endif

@@ -25,6 +25,8 @@
 #include <string.h>
 
 #include "api/jobstatus.h"
+
+#include "base/json_out.h"
 #include "api/quantity.h"
 #include "cmd/cli_cmds.h"
 #include "cmd/live.h"
@@ -199,20 +201,6 @@ static int run_trial(const kb_live_options *o, const char *target, const trial *
 
 /* ---- output --------------------------------------------------------------------- */
 
-static void json_str(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(out, "\\%c", *p);
-		else if (*p < 0x20)
-			fprintf(out, "\\u%04x", *p);
-		else
-			fputc(*p, out);
-	}
-	fputc('"', out);
-}
-
 /* What is said, gathered, then printed as text or JSON. */
 typedef struct report {
 	const char *name;
@@ -259,7 +247,7 @@ static void print_list_json(FILE *out, const char *key, char **v, size_t n)
 	fprintf(out, ",\n  \"%s\": [", key);
 	for (size_t i = 0; i < n; i++) {
 		fputs(i ? ", " : "", out);
-		json_str(out, v[i]);
+		kb_json_put_str(out, v[i]);
 	}
 	fputc(']', out);
 }
@@ -268,11 +256,11 @@ static void report_print(const report *rp, bool json, FILE *out)
 {
 	if (json) {
 		fputs("{\n  \"podgroup\": ", out);
-		json_str(out, rp->name);
+		kb_json_put_str(out, rp->name);
 		fputs(",\n  \"state\": ", out);
-		json_str(out, rp->state);
+		kb_json_put_str(out, rp->state);
 		fputs(",\n  \"summary\": ", out);
-		json_str(out, rp->summary);
+		kb_json_put_str(out, rp->summary);
 		print_list_json(out, "why", rp->why.v, rp->why.n);
 		print_list_json(out, "wouldRunIf", rp->fixes.v, rp->fixes.n);
 		print_list_json(out, "detail", rp->detail.v, rp->detail.n);

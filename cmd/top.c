@@ -16,6 +16,8 @@
 #include <string.h>
 
 #include "api/jobstatus.h"
+
+#include "base/json_out.h"
 #include "api/quantity.h"
 #include "base/strmap.h"
 #include "cmd/cli_cmds.h"
@@ -38,20 +40,6 @@ static void usage(FILE *out)
 }
 
 /* ---- output helpers ------------------------------------------------------------ */
-
-static void json_str(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(out, "\\%c", *p);
-		else if (*p < 0x20)
-			fprintf(out, "\\u%04x", *p);
-		else
-			fputc(*p, out);
-	}
-	fputc('"', out);
-}
 
 /* A count in milli-units as a plain number: 1500 -> "1.5", 2000 -> "2". */
 static const char *milli_num(int64_t m, char *buf, size_t n)
@@ -82,23 +70,6 @@ static void res_text(const kb_res *r, const kb_resnames *names, char *buf, size_
 	kb_res c = *r;
 	c.q[KB_RES_PODS] = 0;
 	kb_res_format(&c, names, buf, n);
-}
-
-static void json_res(FILE *out, const kb_res *r, const kb_resnames *names)
-{
-	fputc('{', out);
-	bool first = true;
-	for (int i = 0; i < names->n; i++) {
-		if (i == KB_RES_PODS || r->q[i] == 0)
-			continue;
-		char q[KB_QUANTITY_BUFSZ];
-		fputs(first ? "" : ", ", out);
-		json_str(out, names->name[i]);
-		fputs(": ", out);
-		json_str(out, kb_res_format_one(r->q[i], names, i, q));
-		first = false;
-	}
-	fputc('}', out);
 }
 
 static const char *arena_mode_name(kb_arena_mode m)
@@ -148,7 +119,7 @@ static int top_nodes(const kb_snapshot *s, bool json, FILE *out)
 		(void)snprintf(pods, sizeof(pods), "%u", v.pods);
 		if (json) {
 			fputs(i ? ",\n    {\"name\": " : "\n    {\"name\": ", out);
-			json_str(out, v.name);
+			kb_json_put_str(out, v.name);
 			fprintf(out, ", \"status\": \"%s\", \"gpuMode\": \"%s\", \"gpuTotal\": %" PRId64
 				", \"gpuAllocated\": %" PRId64 ", \"sharing\": \"%s\", \"gpus\": %d"
 				", \"replicas\": %d",
@@ -238,13 +209,13 @@ static int top_queues(const kb_snapshot *s, const kb_sim_result *res, bool json,
 		double share = kb_queue_share(&q->allocated, &deserved);
 		if (json) {
 			fputs(i ? ",\n    {\"name\": " : "\n    {\"name\": ", out);
-			json_str(out, q->name);
+			kb_json_put_str(out, q->name);
 			fprintf(out, ", \"weight\": %d, \"deserved\": ", q->weight);
-			json_res(out, &deserved, &s->resnames);
+			kb_res_put_json(out, &deserved, &s->resnames);
 			fputs(", \"allocated\": ", out);
-			json_res(out, &q->allocated, &s->resnames);
+			kb_res_put_json(out, &q->allocated, &s->resnames);
 			fputs(", \"capability\": ", out);
-			json_res(out, &cap, &s->resnames);
+			kb_res_put_json(out, &cap, &s->resnames);
 			fprintf(out, ", \"share\": %.3f, \"jobs\": %u, \"pendingJobs\": %u}", share, jobs,
 				waiting);
 			continue;
@@ -337,9 +308,9 @@ static int top_jobs(const kb_snapshot *s, const kb_sim_result *res, int64_t now_
 		if (json) {
 			fputs(first ? "\n    {\"name\": " : ",\n    {\"name\": ", out);
 			first = false;
-			json_str(out, j->key);
+			kb_json_put_str(out, j->key);
 			fputs(", \"queue\": ", out);
-			json_str(out, queue);
+			kb_json_put_str(out, queue);
 			fprintf(out, ", \"phase\": \"%s\", \"running\": %d, \"minMember\": %d, "
 				"\"pending\": %d, \"gpusAllocated\": \"%s\", \"gpusRequested\": \"%s\", "
 				"\"ageSeconds\": %" PRId64 ", \"waiting\": %s",
@@ -347,7 +318,7 @@ static int top_jobs(const kb_snapshot *s, const kb_sim_result *res, int64_t now_
 				(now_ms - j->creation_ms) / 1000, waiting ? "true" : "false");
 			if (why) {
 				fputs(", \"reason\": ", out);
-				json_str(out, why);
+				kb_json_put_str(out, why);
 			}
 			fputc('}', out);
 			continue;

@@ -1,5 +1,7 @@
 #include "scheduler/simulate.h"
 
+#include "base/json_out.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -289,44 +291,11 @@ static int64_t next_completion(const sim_state *sim)
 
 /* ---- output ---------------------------------------------------------------------- */
 
-static void json_str(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(out, "\\%c", *p);
-		else if (*p == '\n')
-			fputs("\\n", out);
-		else if (*p < 0x20)
-			fprintf(out, "\\u%04x", *p);
-		else
-			fputc(*p, out);
-	}
-	fputc('"', out);
-}
-
 static void json_time(FILE *out, int64_t ms)
 {
 	fprintf(out, "%" PRId64 ".%01" PRId64, ms / 1000, (ms % 1000) / 100);
 	if (ms % 100)
 		fprintf(out, "%02" PRId64, ms % 100);
-}
-
-static void json_res(FILE *out, const kb_res *r, const kb_resnames *names)
-{
-	fputc('{', out);
-	bool first = true;
-	for (int i = 0; i < names->n; i++) {
-		if (i == KB_RES_PODS || r->q[i] == 0)
-			continue;
-		char q[KB_QUANTITY_BUFSZ];
-		fputs(first ? "" : ", ", out);
-		json_str(out, names->name[i]);
-		fputs(": ", out);
-		json_str(out, kb_res_format_one(r->q[i], names, i, q));
-		first = false;
-	}
-	fputc('}', out);
 }
 
 static void json_gpus(FILE *out, uint32_t mask)
@@ -350,14 +319,14 @@ static void print_volume_bindings(const kb_sim_result *res, FILE *out)
 	for (size_t i = 0; i < res->volume_binds.n; i++) {
 		const kb_sim_volume_binding *b = &res->volume_binds.v[i];
 		fputs(i ? ",\n    {\"claim\": " : "\n    {\"claim\": ", out);
-		json_str(out, b->claim);
+		kb_json_put_str(out, b->claim);
 		fputs(", \"volume\": ", out);
 		if (b->volume)
-			json_str(out, b->volume);
+			kb_json_put_str(out, b->volume);
 		else
 			fputs("null", out);
 		fputs(", \"node\": ", out);
-		json_str(out, b->node);
+		kb_json_put_str(out, b->node);
 		fputs(", \"time\": ", out);
 		json_time(out, b->time_ms);
 		fputc('}', out);
@@ -373,9 +342,9 @@ static void print_json(const kb_sim_result *res, FILE *out)
 	for (size_t i = 0; i < res->bindings.n; i++) {
 		const kb_sim_binding *b = &res->bindings.v[i];
 		fputs(i ? ",\n    {\"pod\": " : "\n    {\"pod\": ", out);
-		json_str(out, b->pod);
+		kb_json_put_str(out, b->pod);
 		fputs(", \"node\": ", out);
-		json_str(out, b->node);
+		kb_json_put_str(out, b->node);
 		fputs(", \"time\": ", out);
 		json_time(out, b->time_ms);
 		if (b->has_gpus)
@@ -388,35 +357,35 @@ static void print_json(const kb_sim_result *res, FILE *out)
 	for (size_t i = 0; i < res->evictions.n; i++) {
 		const kb_sim_eviction *e = &res->evictions.v[i];
 		fputs(i ? ",\n    {\"pod\": " : "\n    {\"pod\": ", out);
-		json_str(out, e->pod);
+		kb_json_put_str(out, e->pod);
 		fputs(", \"node\": ", out);
-		json_str(out, e->node);
+		kb_json_put_str(out, e->node);
 		fputs(", \"time\": ", out);
 		json_time(out, e->time_ms);
 		fputs(", \"reason\": ", out);
-		json_str(out, e->reason);
+		kb_json_put_str(out, e->reason);
 		fputc('}', out);
 	}
 	fputs(res->evictions.n ? "\n  ],\n  \"pending\": [" : "],\n  \"pending\": [", out);
 	for (size_t i = 0; i < res->pending.n; i++) {
 		fputs(i ? ",\n    {\"pod\": " : "\n    {\"pod\": ", out);
-		json_str(out, res->pending.v[i].pod);
+		kb_json_put_str(out, res->pending.v[i].pod);
 		fputs(", \"reason\": ", out);
-		json_str(out, res->pending.v[i].reason);
+		kb_json_put_str(out, res->pending.v[i].reason);
 		fputc('}', out);
 	}
 	fputs(res->pending.n ? "\n  ],\n  \"podgroups\": [" : "],\n  \"podgroups\": [", out);
 	for (size_t i = 0; i < res->groups.n; i++) {
 		const kb_sim_group *g = &res->groups.v[i];
 		fputs(i ? ",\n    {\"name\": " : "\n    {\"name\": ", out);
-		json_str(out, g->name);
+		kb_json_put_str(out, g->name);
 		fprintf(out, ", \"phase\": \"%s\", \"minMember\": %d, \"scheduled\": %d",
 			kb_pg_phase_name(g->phase), g->min_member, g->scheduled);
 		if (g->left_alone)
 			fputs(", \"leftAlone\": true", out);
 		if (g->reason) {
 			fputs(", \"reason\": ", out);
-			json_str(out, g->reason);
+			kb_json_put_str(out, g->reason);
 		}
 		fputc('}', out);
 	}
@@ -424,11 +393,11 @@ static void print_json(const kb_sim_result *res, FILE *out)
 	for (size_t i = 0; i < res->queues.n; i++) {
 		const kb_sim_queue *q = &res->queues.v[i];
 		fputs(i ? ",\n    {\"name\": " : "\n    {\"name\": ", out);
-		json_str(out, q->name);
+		kb_json_put_str(out, q->name);
 		fprintf(out, ", \"weight\": %d, \"deserved\": ", q->weight);
-		json_res(out, &q->deserved, &res->resnames);
+		kb_res_put_json(out, &q->deserved, &res->resnames);
 		fputs(", \"allocated\": ", out);
-		json_res(out, &q->allocated, &res->resnames);
+		kb_res_put_json(out, &q->allocated, &res->resnames);
 		fputc('}', out);
 	}
 	fputs(res->queues.n ? "\n  ]\n}\n" : "]\n}\n", out);
