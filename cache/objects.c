@@ -210,6 +210,40 @@ static void reloc_pod_spec(const packer *pk, kb_pod_spec *ps)
 	RELOC(pk, ps->gpu_models);
 }
 
+/* The pointers of a PersistentVolumeClaim, PersistentVolume or StorageClass. */
+static void reloc_volume_kind(const packer *pk, kb_object *o)
+{
+	switch (o->kind) {
+	case KB_KIND_PVC: {
+		kb_pvc_obj *c = &o->u.pvc;
+		RELOC(pk, c->class_name);
+		RELOC(pk, c->volume_name);
+		RELOC(pk, c->selected_node);
+		RELOC(pk, c->owner_uid);
+		reloc_selector(pk, &c->selector);
+		break;
+	}
+	case KB_KIND_PV: {
+		kb_pv_obj *v = &o->u.pv;
+		RELOC(pk, v->class_name);
+		RELOC(pk, v->claim_ns);
+		RELOC(pk, v->claim_name);
+		RELOC(pk, v->claim_uid);
+		RELOC(pk, v->claim_key);
+		reloc_terms(pk, &v->terms, v->nterms);
+		break;
+	}
+	case KB_KIND_STORAGE_CLASS: {
+		kb_storage_class_obj *sc = &o->u.storage_class;
+		RELOC(pk, sc->provisioner);
+		reloc_terms(pk, &sc->allowed, sc->nallowed);
+		break;
+	}
+	default:
+		break;
+	}
+}
+
 /* Every pointer of the object, by kind. A pointer field added to an object
  * must be added here: anything left pointing into the scratch arena
  * dangles once it is freed (the ASan build's tests catch that). Pointers
@@ -261,31 +295,11 @@ static void reloc_object(const packer *pk, kb_object *o)
 			RELOC(pk, cl[i].name);
 		break;
 	}
-	case KB_KIND_PVC: {
-		kb_pvc_obj *c = &o->u.pvc;
-		RELOC(pk, c->class_name);
-		RELOC(pk, c->volume_name);
-		RELOC(pk, c->selected_node);
-		RELOC(pk, c->owner_uid);
-		reloc_selector(pk, &c->selector);
+	case KB_KIND_PVC:
+	case KB_KIND_PV:
+	case KB_KIND_STORAGE_CLASS:
+		reloc_volume_kind(pk, o);
 		break;
-	}
-	case KB_KIND_PV: {
-		kb_pv_obj *v = &o->u.pv;
-		RELOC(pk, v->class_name);
-		RELOC(pk, v->claim_ns);
-		RELOC(pk, v->claim_name);
-		RELOC(pk, v->claim_uid);
-		RELOC(pk, v->claim_key);
-		reloc_terms(pk, &v->terms, v->nterms);
-		break;
-	}
-	case KB_KIND_STORAGE_CLASS: {
-		kb_storage_class_obj *sc = &o->u.storage_class;
-		RELOC(pk, sc->provisioner);
-		reloc_terms(pk, &sc->allowed, sc->nallowed);
-		break;
-	}
 	case KB_KIND_PODGROUP: {
 		kb_podgroup_obj *pg = &o->u.podgroup;
 		RELOC(pk, pg->min_task_member);
