@@ -270,9 +270,27 @@ static bool volume_kind(kb_kind k)
 	return k == KB_KIND_PVC || k == KB_KIND_PV || k == KB_KIND_STORAGE_CLASS;
 }
 
+/* Whether the object now in volume slot sl shows what the scheduler
+ * assumed of it (kb_cluster_assume_*), as a pod's slot is caught up once
+ * the API shows it on a node: a claim with a selected node or bound, a
+ * volume with a claimRef. Until then an update (a status change, a label)
+ * leaves the assumption in force; a failed write ends it
+ * (kb_cluster_forget_volume_assumption). */
+static bool volume_caught_up(const kb_slot *sl)
+{
+	const kb_object *o = sl->obj;
+	if (o->kind == KB_KIND_PV)
+		return o->u.pv.claim_key != NULL;
+	if (o->kind != KB_KIND_PVC)
+		return true;
+	const kb_pvc_obj *pvc = &o->u.pvc;
+	bool bound = pvc->volume_name && pvc->bind_completed;
+	return sl->status == KB_TASK_BOUND ? bound : bound || pvc->selected_node != NULL;
+}
+
 /* A volume object added or replaced: no build reads it (cache/volumes.c
- * reads the store for each session), so only the generations move. The
- * API's object replaces any assumption of ours. */
+ * reads the store for each session), so only the generations move. An
+ * assumption of ours stays until the API's object shows it. */
 static int apply_volume(kb_cluster *c, kb_store *s, kb_object *obj)
 {
 	kb_slot *sl;
@@ -282,10 +300,12 @@ static int apply_volume(kb_cluster *c, kb_store *s, kb_object *obj)
 	c->work_generation++;
 	if (r < 0)
 		return r;
-	free(sl->node);
-	sl->node = NULL;
-	sl->overridden = false;
-	sl->status = KB_TASK_PENDING;
+	if (sl->overridden && volume_caught_up(sl)) {
+		free(sl->node);
+		sl->node = NULL;
+		sl->overridden = false;
+		sl->status = KB_TASK_PENDING;
+	}
 	kb_object_free(old);
 	return 0;
 }
@@ -421,6 +441,12 @@ bool kb_cluster_delete(kb_cluster *c, kb_kind kind, const char *key)
 }
 
 /* Sets the override of a volume object's slot: text (copied) and status. */
+const kb_slot *kb_cluster_slot(const kb_cluster *c, kb_kind kind, const char *key)
+{
+	const kb_store *st = store_of((kb_cluster *)c, kind);
+	return st ? store_get(st, key) : NULL;
+}
+
 static int assume(kb_cluster *c, kb_kind kind, const char *key, const char *text,
 		  kb_task_status st)
 {
@@ -1010,14 +1036,15 @@ static int build_namespaces(const kb_cluster *c, kb_snapshot *s, kb_err *err)
 	return 0;
 }
 
-int kb_cluster_snapshot(kb_cluster *c, kb_snapshot *s, kb_err *err)
+/* The snapshot without its volume needs: the session snapshot works those
+ * out for each session (kb_cluster_session_snapshot), so its rebuild does
+ * not work them out as well. */
+static int snapshot_of(kb_cluster *c, kb_snapshot *s, kb_err *err)
 {
 	if (c->cache_valid && c->cache_shape == c->shape) {
 		int r = cache_copy(c, s, err);
 		if (r == 0)
 			r = build_namespaces(c, s, err);
-		if (r == 0)
-			r = kb_cluster_volumes(c, s, &s->arena, err);
 		s->generation = r == 0 ? c->generation : 0;
 		return r;
 	}
@@ -1025,8 +1052,6 @@ int kb_cluster_snapshot(kb_cluster *c, kb_snapshot *s, kb_err *err)
 	int r = snapshot_build(c, s, &node_slots, err);
 	if (r == 0)
 		r = build_namespaces(c, s, err);
-	if (r == 0)
-		r = kb_cluster_volumes(c, s, &s->arena, err);
 	s->generation = r == 0 ? c->generation : 0;
 	if (r == 0 && cache_store(c, s, node_slots) < 0) {
 		/* Out of memory for the cache: build next time. */
@@ -1034,6 +1059,14 @@ int kb_cluster_snapshot(kb_cluster *c, kb_snapshot *s, kb_err *err)
 		kb_arena_release(&c->cache.arena);
 	}
 	free(node_slots);
+	return r;
+}
+
+int kb_cluster_snapshot(kb_cluster *c, kb_snapshot *s, kb_err *err)
+{
+	int r = snapshot_of(c, s, err);
+	if (r == 0 && (r = kb_cluster_volumes(c, s, &s->arena, err)) < 0)
+		s->generation = 0;
 	return r;
 }
 
@@ -1071,7 +1104,7 @@ static int live_rebuild(kb_cluster *c, kb_err *err)
 	c->live_builds++;
 	c->live_valid = false;
 	kb_snapshot_release(&c->live);
-	int r = kb_cluster_snapshot(c, &c->live, err);
+	int r = snapshot_of(c, &c->live, err);
 	if (r < 0)
 		return r;
 	uint32_t n = (uint32_t)c->pods.slots.n;

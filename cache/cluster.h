@@ -250,6 +250,9 @@ int kb_cluster_set_podgroup_phase(kb_cluster *c, const char *key, kb_pg_phase ph
  * Each returns 0, -ENOENT (no such object) or -ENOMEM. O(1); the
  * generation and the work generation are bumped (the next session
  * looks again). */
+/* The slot of the object of that kind and key, or NULL. O(1). */
+const kb_slot *kb_cluster_slot(const kb_cluster *c, kb_kind kind, const char *key);
+
 int kb_cluster_assume_selected_node(kb_cluster *c, const char *claim, const char *node);
 int kb_cluster_assume_pv_claim(kb_cluster *c, const char *pv, const char *claim);
 int kb_cluster_assume_claim_bound(kb_cluster *c, const char *claim, const char *pv);

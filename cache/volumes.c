@@ -9,23 +9,23 @@
 
 #define NO_PROVISIONER "kubernetes.io/no-provisioner"
 
-static const kb_slot *get(const kb_store *s, const char *key)
-{
-	int64_t idx;
-	if (!kb_strmap_get(&s->by_key, key, &idx))
-		return NULL;
-	return &s->slots.v[idx];
-}
-
 /* The claim a volume's spec.claimRef names, ours assumed first. */
 static const char *pv_claim(const kb_slot *sl)
 {
 	return sl->overridden ? sl->node : sl->obj->u.pv.claim_key;
 }
 
+/* The volumes pre-bound to claims, by claim key: built once per pass,
+ * when a claim first needs it. */
+typedef struct prebound_index {
+	kb_strmap by_claim;
+	bool built, nomem;
+} prebound_index;
+
 /* One pod's needs, built up claim by claim. */
 typedef struct needs {
 	kb_arena *a;
+	prebound_index *index;
 	kb_task_volumes v;
 	kb_volume_affinity *aff; /* room for one per claim */
 	kb_claim_need *bind;     /* room for one per claim */
@@ -48,16 +48,24 @@ static void add_affinity(needs *n, const kb_object *pv)
 		.pv = pv->meta.name, .terms = pv->u.pv.terms, .nterms = pv->u.pv.nterms};
 }
 
-/* The volume pre-bound to claim `key` (ours assumed or the API's), or NULL. */
-static const kb_object *prebound_pv(const kb_cluster *c, const char *key)
+/* The volume pre-bound to claim `key` (ours assumed or the API's), or NULL.
+ * The index (claim key -> volume slot, for every volume with a claimRef
+ * and not being deleted) is built on the first call of a pass. */
+static const kb_object *prebound_pv(const kb_cluster *c, needs *n, const char *key)
 {
-	for (size_t i = 0; i < c->pvs.slots.n; i++) {
-		const kb_slot *sl = &c->pvs.slots.v[i];
-		const char *ck = sl->obj ? pv_claim(sl) : NULL;
-		if (ck && strcmp(ck, key) == 0 && !sl->obj->meta.deleting)
-			return sl->obj;
+	if (!n->index->built) {
+		n->index->built = true;
+		for (size_t i = 0; i < c->pvs.slots.n; i++) {
+			const kb_slot *sl = &c->pvs.slots.v[i];
+			const char *ck = sl->obj && !sl->obj->meta.deleting ? pv_claim(sl) : NULL;
+			if (ck && kb_strmap_put(&n->index->by_claim, ck, (int64_t)i) < 0)
+				n->index->nomem = true;
+		}
 	}
-	return NULL;
+	int64_t i;
+	if (!kb_strmap_get(&n->index->by_claim, key, &i))
+		return NULL;
+	return c->pvs.slots.v[i].obj;
 }
 
 /* An unbound claim of a WaitForFirstConsumer class. */
@@ -81,7 +89,7 @@ static void delayed_claim(const kb_cluster *c, needs *n, const kb_slot *csl,
 				     o->meta.key, selected);
 		return;
 	}
-	const kb_object *pv = prebound_pv(c, o->meta.key);
+	const kb_object *pv = prebound_pv(c, n, o->meta.key);
 	if (pv) {
 		add_affinity(n, pv);
 		n->v.under_way = say(n, "persistentvolumeclaim \"%s\" is being bound to "
@@ -111,7 +119,7 @@ static void one_claim(const kb_cluster *c, needs *n, const kb_object *pod, const
 {
 	char key[512];
 	int len = snprintf(key, sizeof(key), "%s/%s", pod->meta.ns, pc->name);
-	const kb_slot *csl = len > 0 && (size_t)len < sizeof(key) ? get(&c->pvcs, key) : NULL;
+	const kb_slot *csl = len > 0 && (size_t)len < sizeof(key) ? kb_cluster_slot(c, KB_KIND_PVC, key) : NULL;
 	if (!csl) {
 		n->v.wait = pc->ephemeral ? say(n,
 						"waiting for ephemeral volume controller to create "
@@ -149,7 +157,7 @@ static void one_claim(const kb_cluster *c, needs *n, const kb_object *pod, const
 		const char *pvname = sim_bound ? csl->node : pvc->volume_name;
 		if (!*pvname)
 			return; /* provisioned by the simulator: no object, no affinity */
-		const kb_slot *vsl = get(&c->pvs, pvname);
+		const kb_slot *vsl = kb_cluster_slot(c, KB_KIND_PV, pvname);
 		if (!vsl) {
 			n->v.wait = say(n,
 					"node(s) unavailable due to one or more pvc(s) bound to "
@@ -161,7 +169,7 @@ static void one_claim(const kb_cluster *c, needs *n, const kb_object *pod, const
 		add_affinity(n, vsl->obj);
 		return;
 	}
-	const kb_slot *scl = *pvc->class_name ? get(&c->storage_classes, pvc->class_name) : NULL;
+	const kb_slot *scl = *pvc->class_name ? kb_cluster_slot(c, KB_KIND_STORAGE_CLASS, pvc->class_name) : NULL;
 	if (!scl || !scl->obj->u.storage_class.wait_for_first_consumer || pvc->volume_name) {
 		/* Immediate binding (no class, an Immediate class, or one that does
 		 * not exist, as kube-scheduler reads it), or pre-bound by the user:
@@ -192,11 +200,11 @@ static int cmp_need(const void *a, const void *b)
 
 /* The needs of one pending task, or NULL when it has none (every claim
  * bound, no affinity). *ret_nomem on allocation failure. */
-static const kb_task_volumes *task_needs(const kb_cluster *c, kb_arena *a, const kb_object *pod,
-					 bool *ret_nomem)
+static const kb_task_volumes *task_needs(const kb_cluster *c, kb_arena *a, prebound_index *index,
+					 const kb_object *pod, bool *ret_nomem)
 {
 	const kb_pod_obj *p = &pod->u.pod;
-	needs n = {.a = a};
+	needs n = {.a = a, .index = index};
 	if (p->nclaims > KB_MAX_POD_CLAIMS) {
 		kb_task_volumes *v = kb_arena_calloc(a, 1, sizeof(*v));
 		if (!v || !(v->wait = kb_arena_printf(a,
@@ -276,6 +284,8 @@ int kb_cluster_volumes(kb_cluster *c, kb_snapshot *s, kb_arena *arena, kb_err *e
 	if (!tv || list_pvs(c, s, arena) < 0)
 		return kb_err_set(err, -ENOMEM, "working out the pods' volumes: out of memory");
 	bool any = false, nomem = false;
+	prebound_index index = {0};
+	kb_strmap_init(&index.by_claim);
 	for (uint32_t ji = 0; ji < s->njobs && !nomem; ji++) {
 		const kb_job *j = &s->jobs[ji];
 		if (j->nstatus[KB_TASK_PENDING] == 0)
@@ -288,11 +298,12 @@ int kb_cluster_volumes(kb_cluster *c, kb_snapshot *s, kb_arena *arena, kb_err *e
 			const kb_object *pod = c->pods.slots.v[t->cache_slot].obj;
 			if (pod->u.pod.nclaims == 0)
 				continue;
-			tv[ti] = task_needs(c, arena, pod, &nomem);
+			tv[ti] = task_needs(c, arena, &index, pod, &nomem);
 			any |= tv[ti] != NULL;
 		}
 	}
-	if (nomem)
+	kb_strmap_release(&index.by_claim);
+	if (nomem || index.nomem)
 		return kb_err_set(err, -ENOMEM, "working out the pods' volumes: out of memory");
 	s->task_vol = any ? tv : NULL;
 	return 0;

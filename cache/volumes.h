@@ -23,8 +23,10 @@
  * claimRef, none assumed) go into s->pvs.
  *
  * Cost: O(1) when no pod in the store uses claims; else O(pending tasks
- * of jobs with pending tasks + their claims x (log claims + the volumes
- * pre-bound) + volumes). Memory from `arena`, which the caller owns and
+ * of jobs with pending tasks + their claims x log claims + volumes), the
+ * volumes twice (the list above, and once an index of the pre-bound ones
+ * when a claim not bound yet waits for its first consumer). Memory from
+ * `arena`, which the caller owns and
  * which must outlive the snapshot's use of it.
  */
 #ifndef KB_CACHE_VOLUMES_H

@@ -1362,6 +1362,29 @@ static void pod_status_done(kb_writers *w, wreq *r, int status, const char *body
  * volume.kubernetes.io/selected-node. The PV controller and the
  * provisioner do the rest; the store assumes the write at once, until the
  * watch shows it or the write fails. */
+/* Sends one volume write: body (consumed) to path; key is the volume
+ * (REQ_PV_CLAIM, other the claim) or the claim (REQ_PVC_NODE, other the
+ * node), assumed in the store until the watch shows it or the write fails. */
+static int volume_write(kb_writers *w, enum req_kind kind, const char *key, const char *other,
+			json_t *body, const char *path)
+{
+	wreq *r = body ? wreq_new(w, kind) : NULL;
+	if (!r || !(r->key = strdup(key)) || !(r->name = strdup(other))) {
+		if (r)
+			wreq_free(r);
+		json_decref(body);
+		return -ENOMEM;
+	}
+	int rc = kind == REQ_PV_CLAIM ? kb_cluster_assume_pv_claim(w->cluster, key, other)
+				      : kb_cluster_assume_selected_node(w->cluster, key, other);
+	if (rc < 0) {
+		wreq_free(r);
+		json_decref(body);
+		return rc;
+	}
+	return send_json(w, r, "PATCH", body, "application/merge-patch+json", "%s", path);
+}
+
 static int bind_volume(kb_writers *w, const kb_claim_need *c, const kb_pv *pv)
 {
 	json_t *body = json_pack(
@@ -1371,21 +1394,9 @@ static int bind_volume(kb_writers *w, const kb_claim_need *c, const kb_pv *pv)
 		"apiVersion", "v1", "namespace", c->ns, "name", c->name, "uid", c->uid,
 		"resourceVersion", c->resource_version && *c->resource_version ? c->resource_version
 									       : NULL);
-	wreq *r = body ? wreq_new(w, REQ_PV_CLAIM) : NULL;
-	if (!r || !(r->key = strdup(pv->name)) || !(r->name = strdup(c->key))) {
-		if (r)
-			wreq_free(r);
-		json_decref(body);
-		return -ENOMEM;
-	}
-	int rc = kb_cluster_assume_pv_claim(w->cluster, pv->name, c->key);
-	if (rc < 0) {
-		wreq_free(r);
-		json_decref(body);
-		return rc;
-	}
-	return send_json(w, r, "PATCH", body, "application/merge-patch+json",
-			 "/api/v1/persistentvolumes/%s", pv->name);
+	char path[512];
+	(void)snprintf(path, sizeof(path), "/api/v1/persistentvolumes/%s", pv->name);
+	return volume_write(w, REQ_PV_CLAIM, pv->name, c->key, body, path);
 }
 
 static int provision_on(kb_writers *w, const kb_claim_need *c, const char *node)
@@ -1393,21 +1404,10 @@ static int provision_on(kb_writers *w, const kb_claim_need *c, const char *node)
 	json_t *body = json_pack("{s:{s:{s:s}, s:s}}", "metadata", "annotations",
 				 "volume.kubernetes.io/selected-node", node, "resourceVersion",
 				 c->resource_version);
-	wreq *r = body ? wreq_new(w, REQ_PVC_NODE) : NULL;
-	if (!r || !(r->key = strdup(c->key)) || !(r->node = strdup(node))) {
-		if (r)
-			wreq_free(r);
-		json_decref(body);
-		return -ENOMEM;
-	}
-	int rc = kb_cluster_assume_selected_node(w->cluster, c->key, node);
-	if (rc < 0) {
-		wreq_free(r);
-		json_decref(body);
-		return rc;
-	}
-	return send_json(w, r, "PATCH", body, "application/merge-patch+json",
-			 "/api/v1/namespaces/%s/persistentvolumeclaims/%s", c->ns, c->name);
+	char path[512];
+	(void)snprintf(path, sizeof(path), "/api/v1/namespaces/%s/persistentvolumeclaims/%s", c->ns,
+		       c->name);
+	return volume_write(w, REQ_PVC_NODE, c->key, node, body, path);
 }
 
 static int fx_bind_volumes(void *ctx, const kb_snapshot *snap, int64_t now_ms, const kb_task *t,
@@ -1447,7 +1447,7 @@ static void volume_done(kb_writers *w, wreq *r, int status, const char *body, si
 	else
 		kb_warn("asking for persistentvolumeclaim \"%s\" to be provisioned on node \"%s\" "
 			"failed: %s (the claim is placed again next session)",
-			r->key, r->node, why);
+			r->key, r->name, why);
 }
 
 /* ---- the table, life cycle ------------------------------------------------------- */

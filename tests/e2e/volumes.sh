@@ -163,7 +163,6 @@ spec:
   containers: [{name: c, image: x, resources: {requests: {cpu: "1"}}}]
   volumes: [{name: s, persistentVolumeClaim: {claimName: scratch}}]
 EOF
-	msg() { k get pod -n "$ns" p -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].message}'; }
 	check "immediate: pending with kube-scheduler's reason" \
 		wait_for 20 bash -c "kubectl --kubeconfig '$admin' get pod -n $ns p -o jsonpath='{.status.conditions[?(@.type==\"PodScheduled\")].message}' | grep -q 'pod has unbound immediate PersistentVolumeClaims'"
 	check "immediate: not bound meanwhile" bound_is "$ns" 0
