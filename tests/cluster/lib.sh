@@ -111,3 +111,23 @@ kb_build_module() {
 	kb_log "built $name in $((SECONDS - start))s"
 	exec 9>&-
 }
+
+# kb_lease_rbac NS NAME: print deploy/rbac.yaml's leader-election Role and
+# RoleBinding for the Lease NS/NAME instead of kube-system/kube-batchd, bound
+# to the local control plane's scheduler user: what an admin does when the
+# Deployment's flags put the Lease elsewhere (deploy/README.md).
+kb_lease_rbac() {
+	awk -v ns="$1" -v name="$2" '
+		function flush() { if (doc ~ /\nkind: Role(Binding)?\n/) printf "---%s\n", doc; doc = "" }
+		/^---/ { flush(); subj = 0; next }
+		subj { next }
+		/^subjects:/ {
+			doc = doc "\nsubjects:\n- kind: User\n  apiGroup: rbac.authorization.k8s.io\n  name: kube-batchd-scheduler"
+			subj = 1; next
+		}
+		/^  namespace: kube-system$/ { $0 = "  namespace: " ns }
+		/^  resourceNames: \[kube-batchd\]$/ { $0 = "  resourceNames: [" name "]" }
+		{ doc = doc "\n" $0 }
+		END { flush() }
+	' "$KB_REPO_ROOT/deploy/rbac.yaml"
+}

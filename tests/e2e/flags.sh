@@ -86,10 +86,14 @@ stopped_cleanly() {
 	((rc == 0))
 }
 mkns() { k create namespace "$1" >/dev/null 2>&1 || k get namespace "$1" >/dev/null; }
+# lease_rbac NS NAME: deploy/rbac.yaml's lease Role for the Lease NS/NAME the
+# flags put elsewhere, as an admin would apply it (deploy/README.md).
+lease_rbac() { e2e_lease_rbac "$1" "$2" | k apply -f - >/dev/null; }
 
 case_volcano() {
 	local ns=vc-$run
-	mkns volcano-system && mkns "$ns" || { fail "volcano: namespaces"; return; }
+	mkns volcano-system && mkns "$ns" && lease_rbac volcano-system volcano ||
+		{ fail "volcano: namespaces and lease RBAC"; return; }
 	# The chart's args, in its order, with what it sets by default; only the
 	# configuration's path and the health port (volcano's :11251 on every
 	# address) are ours.
@@ -130,7 +134,8 @@ case_volcano() {
 
 case_kube-batch() {
 	local ns=kb-$run
-	mkns kb-system && mkns "$ns" || { fail "kube-batch: namespaces"; return; }
+	mkns kb-system && mkns "$ns" && lease_rbac kb-system kube-batch ||
+		{ fail "kube-batch: namespaces and lease RBAC"; return; }
 	# kube-batch's chart: --logtostderr --v 3; its leader election needs
 	# --lock-object-namespace.
 	if ! start --logtostderr --v 3 --scheduler-name kube-batch --leader-elect \
@@ -151,7 +156,8 @@ case_kube-batch() {
 
 case_kube-scheduler() {
 	local ns=ks-$run jlog=$dir/kube-scheduler.json
-	mkns sched-system && mkns "$ns" || { fail "kube-scheduler: namespaces"; return; }
+	mkns sched-system && mkns "$ns" && lease_rbac sched-system batch-leader ||
+		{ fail "kube-scheduler: namespaces and lease RBAC"; return; }
 	if ! start --leader-elect=true \
 		--leader-elect-lease-duration=20s \
 		--leader-elect-renew-deadline=12s \

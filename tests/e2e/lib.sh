@@ -13,6 +13,7 @@
 #   ... pass / fail / skip / check "what" COMMAND... ...
 #   e2e_release_dir               # in the EXIT trap: the control plane down
 #   e2e_invariants NODES.json PODS.json  # no node over allocatable (gpu_check.py)
+#   e2e_lease_rbac NS NAME        # deploy/rbac.yaml's lease Role, for Lease NS/NAME
 #   stop_sched, wait_for SECONDS CMD...   # the daemon in $sched_pid stopped; polling
 #   e2e_summary                   # "NAME: N passed, N failed[, N skipped]"
 #
@@ -135,6 +136,10 @@ e2e_release_dir() {
 		echo "$e2e_name: logs kept in $dir" >&2
 	fi
 }
+
+# e2e_lease_rbac NS NAME: deploy/rbac.yaml's leader-election Role and
+# RoleBinding for the Lease NS/NAME (tests/cluster/lib.sh kb_lease_rbac).
+e2e_lease_rbac() { (. "$root/tests/cluster/lib.sh" && kb_lease_rbac "$@"); }
 
 # e2e_invariants NODES.json PODS.json: the kubelet's admission rule (no node
 # over its allocatable in any resource) and the GPU sharing rules, checked on
