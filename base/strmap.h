@@ -5,7 +5,7 @@
  * cache keys its objects by strings the objects themselves own).
  *
  * Iteration order is the table's order and must never decide anything a user
- * sees: callers that need an order sort (see STYLE.md, "Determinism").
+ * sees: callers that need an order sort (see docs/style.md, "Determinism").
  */
 #ifndef KB_BASE_STRMAP_H
 #define KB_BASE_STRMAP_H

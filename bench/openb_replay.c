@@ -1,7 +1,7 @@
 /*
  * openb_replay.c - replay the openb GPU trace (shared/data/openb) under
  * placement policies and report unallocated GPU %, following the method of
- * shared/BENCHMARKS.md section 3 exactly:
+ * docs/benchmarks.md section 3 exactly:
  *
  *   - cluster: the nodes file as given; capacity = sum of its GPUs;
  *   - per seed: shuffle the pods (seeded), then append pods drawn uniformly
@@ -191,7 +191,7 @@ static uint32_t *make_order(const struct trace *t, uint64_t seed,
 
 /* Replay one policy on one arrival order into *st. Ties between nodes go
  * to the first in a seeded random order of the nodes, fixed for the replay
- * (BENCHMARKS.md for Best-fit; the same rule for the fragmentation policies
+ * (docs/benchmarks.md for Best-fit; the same rule for the fragmentation policies
  * reproduces the published FGD figures). Work: O(pods * nodes) cache probes
  * plus one kb_gpu_score per (shape, node) after each change of that node.
  * Returns 0 or a negative errno. */

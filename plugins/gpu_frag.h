@@ -10,7 +10,7 @@
  * KB_GPU_MILLI). A node has up to KB_GPU_NODE_MAX_GPUS GPUs, all of one
  * model. A set of GPU devices of one node is a bit mask (bit i = GPU i).
  *
- * Hard constraints (shared/BENCHMARKS.md section 3):
+ * Hard constraints (docs/benchmarks.md section 3):
  *   - the node's free CPU and free memory cover the task's request;
  *   - if the task asks for GPUs and names acceptable models, the node's
  *     model is one of them (an empty set accepts any model);

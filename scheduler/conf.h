@@ -121,7 +121,7 @@ typedef struct kb_conf {
  * plus kube-batchd's gpu plugin at the end of the second tier (it only acts
  * on pods that ask for nvidia.com/gpu: device choice and GPU placement). */
 extern const char KB_CONF_DEFAULT[];
-/* The full configuration DESIGN.md describes and deploy/ ships: every
+/* The full configuration docs/design.md describes and deploy/ ships: every
  * action, conformance in the first tier. The bench's "full" preset. */
 extern const char KB_CONF_FULL[];
 

@@ -15,7 +15,7 @@
  * completion. The run ends when nothing is left to happen, at max_time, or
  * after a million sessions (with a warning on stderr).
  *
- * The result is printed as one JSON object (DESIGN.md) or as a table.
+ * The result is printed as one JSON object (docs/design.md) or as a table.
  * Output is deterministic: the same input prints the same bytes.
  *
  * From a live cluster (`simulate --from-cluster`, `explain`, `top`): the
@@ -121,7 +121,7 @@ typedef struct kb_sim_result {
  * virtual time while decisions change, at most max_sessions. */
 int kb_simulate_run(const kb_sim_options *opt, kb_sim_result *ret, kb_err *err);
 
-/* Prints a result as JSON (DESIGN.md) or as a table. Deterministic. */
+/* Prints a result as JSON (docs/design.md) or as a table. Deterministic. */
 void kb_sim_result_print(const kb_sim_result *res, kb_sim_output output, FILE *out);
 
 void kb_sim_result_release(kb_sim_result *res);

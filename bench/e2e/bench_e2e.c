@@ -1,5 +1,5 @@
 /* bench_e2e.c - the end-to-end benchmark against a real kube-apiserver
- * (shared/BENCHMARKS.md §2). Run through bench/run (step e2e), which brings
+ * (docs/benchmarks.md §2). Run through bench/run (step e2e), which brings
  * the local control plane up (tests/cluster/up) and down around it.
  *
  *   bench-e2e --admin ADMIN_KUBECONFIG --scheduler-kubeconfig SCHED_KUBECONFIG

@@ -1,4 +1,4 @@
-/* bench_session.c - the in-process session benchmark (shared/BENCHMARKS.md §1).
+/* bench_session.c - the in-process session benchmark (docs/benchmarks.md §1).
  *
  *   bench-session -f FILE [-f FILE...] [--conf FILE | --preset default|enqueue|full]
  *                 [--name NAME] [--json] [--idle N] [--churn K] [--max-sessions N]

@@ -1,4 +1,4 @@
-/* gen_workload.c - writes the workloads of shared/BENCHMARKS.md section 1 as
+/* gen_workload.c - writes the workloads of docs/benchmarks.md section 1 as
  * multi-document Kubernetes manifests (what `kubectl apply -f` and
  * `kube-batchd simulate -f` take).
  *
