@@ -41,6 +41,7 @@ trap cleanup EXIT
 	{ cat "$dir.up.log" >&2; fail "the control plane starts (tests/cluster/up --kwok)"; exit 1; }
 rm -f "$dir.up.log"
 admin=$dir/admin.kubeconfig
+e2e_watch_invariants
 skc=$dir/scheduler.kubeconfig
 k() { kubectl --kubeconfig "$admin" "$@"; }
 kb() { "$bin" "$@" --kubeconfig "$skc"; }

@@ -37,6 +37,7 @@ trap cleanup EXIT
 "$root/tests/cluster/up" "${up_flags[@]}" "$dir" >"$dir.up.log" 2>&1 || { cat "$dir.up.log" >&2; echo "FAIL: control plane did not start"; exit 1; }
 rm -f "$dir.up.log"
 admin=$dir/admin.kubeconfig
+e2e_watch_invariants
 schedcfg=$dir/scheduler.kubeconfig
 k() { kubectl --kubeconfig "$admin" "$@"; }
 

@@ -64,6 +64,7 @@ check "gangcheck's own tests (it must catch a partial gang, a double binding, a 
 # shellcheck disable=SC1091
 . "$dir/cluster.env"
 admin=$dir/admin.kubeconfig
+e2e_watch_invariants
 k() { kubectl --kubeconfig "$admin" "$@"; }
 
 # The proxy's own CA and serving certificate (127.0.0.1).

@@ -55,6 +55,7 @@ rm -f "$dir.up.log"
 # shellcheck source=/dev/null
 source "$dir/cluster.env"
 admin=$dir/admin.kubeconfig
+e2e_watch_invariants
 k() { kubectl --kubeconfig "$admin" "$@"; }
 echo "  control plane $KB_K8S_VERSION up in $((SECONDS - t0)) s"
 check "the apiserver serves scheduling.k8s.io/v1beta1 podgroups and workloads" \

@@ -14,6 +14,8 @@
 #   e2e_release_dir               # in the EXIT trap: the control plane down
 #   e2e_invariants NODES.json PODS.json  # no node over allocatable (gpu_check.py)
 #   e2e_lease_rbac NS NAME        # deploy/rbac.yaml's lease Role, for Lease NS/NAME
+#   e2e_watch_invariants          # after up: e2e_invariants every 2 s in the background,
+#                                 # checked by e2e_summary (e2e_invariants_checked)
 #   stop_sched, wait_for SECONDS CMD...   # the daemon in $sched_pid stopped; polling
 #   e2e_summary                   # "NAME: N passed, N failed[, N skipped]"
 #
@@ -128,6 +130,7 @@ e2e_wait_healthy() {
 # The control plane down and its directory removed, unless --keep, it was
 # given (KB_E2E_DIR), or a check failed (then its logs are kept).
 e2e_release_dir() {
+	[[ -z $e2e_inv_pid ]] || { kill "$e2e_inv_pid" 2>/dev/null; wait "$e2e_inv_pid" 2>/dev/null; }
 	((own_dir && !keep)) || return 0
 	"$root/tests/cluster/down" --keep-logs "$dir" >/dev/null 2>&1 || true
 	if ((fails == 0)); then
@@ -152,6 +155,50 @@ e2e_invariants() {
 	return 1
 }
 
+# e2e_watch_invariants: from now until e2e_summary, e2e_invariants on the
+# API's record (admin.kubeconfig of $dir) every 2 s in the background, so
+# that a node over its allocatable is caught whenever it happens in a test,
+# not only at the moments a case looks. Findings go to
+# $dir/invariants.broken, the number of snapshots to $dir/invariants.polls.
+e2e_inv_pid=
+e2e_watch_invariants() {
+	local kc=$dir/admin.kubeconfig
+	: >"$dir/invariants.broken"
+	echo 0 >"$dir/invariants.polls"
+	(
+		n=0
+		while :; do
+			if kubectl --kubeconfig "$kc" get nodes -o json >"$dir/.inv-nodes.json" 2>/dev/null &&
+				kubectl --kubeconfig "$kc" get pods -A -o json >"$dir/.inv-pods.json" 2>/dev/null; then
+				out=$(e2e_invariants "$dir/.inv-nodes.json" "$dir/.inv-pods.json" 2>&1) ||
+					echo "${out:-gpu_check.py failed with no finding}" >>"$dir/invariants.broken"
+				n=$((n + 1))
+				echo "$n" >"$dir/invariants.polls"
+			fi
+			sleep 2
+		done
+	) &
+	e2e_inv_pid=$!
+}
+
+# e2e_invariants_checked: stops the watch and checks what it found (a
+# check of its own); nothing when no watch runs.
+e2e_invariants_checked() {
+	[[ -n $e2e_inv_pid ]] || return 0
+	kill "$e2e_inv_pid" 2>/dev/null
+	wait "$e2e_inv_pid" 2>/dev/null
+	e2e_inv_pid=
+	local polls
+	polls=$(cat "$dir/invariants.polls" 2>/dev/null || echo 0)
+	if ((polls > 0)) && [[ ! -s $dir/invariants.broken ]]; then
+		pass "no node over its allocatable in any of $polls snapshots of the API's record (every 2 s)"
+	else
+		sort -u "$dir/invariants.broken" 2>/dev/null | head -20
+		fail "no node over its allocatable in any of $polls snapshots of the API's record (every 2 s)"
+	fi
+}
+
 e2e_summary() {
+	e2e_invariants_checked
 	echo "$e2e_name: $passes passed, $fails failed$( ((skips)) && echo ", $skips skipped")"
 }

@@ -77,6 +77,7 @@ echo "  operators built and control plane up in $((SECONDS - t0)) s"
 # shellcheck source=/dev/null
 source "$dir/cluster.env"
 admin=$dir/admin.kubeconfig
+e2e_watch_invariants
 k() { kubectl --kubeconfig "$admin" "$@"; }
 
 run=$(printf '%04x' $((RANDOM % 65536)))
@@ -601,5 +602,6 @@ for c in "${cases[@]}"; do
 	esac
 	echo "  case $c: $((SECONDS - t)) s"
 done
+e2e_invariants_checked
 echo "operators: $passes passed, $fails failed ($((SECONDS - t0)) s)"
 ((fails == 0))

@@ -59,6 +59,7 @@ KB_CLUSTER_APISERVER_FLAGS="--audit-policy-file=$policy --audit-log-path=$audit 
 	{ cat "$dir.up.log" >&2; echo "FAIL: control plane did not start"; exit 1; }
 rm -f "$dir.up.log"
 admin=$dir/admin.kubeconfig
+e2e_watch_invariants
 schedcfg=$dir/scheduler.kubeconfig
 k() { kubectl --kubeconfig "$admin" "$@"; }
 ks() { kubectl --kubeconfig "$schedcfg" "$@"; }

@@ -45,6 +45,7 @@ KB_CLUSTER_CONTROLLERS=persistentvolume-binder KB_CLUSTER_KCM_FLAGS=--enable-hos
 	{ cat "$dir.up.log" >&2; echo "FAIL: control plane did not start"; exit 1; }
 rm -f "$dir.up.log"
 admin=$dir/admin.kubeconfig
+e2e_watch_invariants
 schedcfg=$dir/scheduler.kubeconfig
 k() { kubectl --kubeconfig "$admin" "$@"; }
 e2e_free_port || { fail "a free port"; exit 1; }
