@@ -27,7 +27,9 @@ void kb_job_status_of(const kb_job *j, const char *pending_reason, bool enqueue_
 	ret->running = n[KB_TASK_ALLOCATED] + n[KB_TASK_BINDING] + n[KB_TASK_BOUND] + n[KB_TASK_RUNNING];
 	ret->succeeded = n[KB_TASK_SUCCEEDED];
 	ret->failed = n[KB_TASK_FAILED];
-	ret->pending = n[KB_TASK_PENDING] + n[KB_TASK_PIPELINED];
+	/* Members held back (scheduling gates, a refused binding's backoff, an
+	 * update that did not decode) are waiting too. */
+	ret->pending = n[KB_TASK_PENDING] + n[KB_TASK_PIPELINED] + j->ngated;
 	ret->scheduled = ret->running + ret->succeeded + ret->failed;
 	bool finished = j->ntasks > 0 && ret->succeeded + ret->failed == (int32_t)j->ntasks;
 	/* Members gone, none waiting (they finished: jobstatus.h) count as

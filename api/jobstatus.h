@@ -6,7 +6,9 @@
  *   phase: Completed when every task has finished and at least minMember
  *          succeeded; Running when minMember tasks are placed or done;
  *          Inqueue when the enqueue action admitted it; else Pending;
- *   counts: running (placed, binding, bound or running), succeeded, failed;
+ *   counts: running (placed, binding, bound or running), succeeded, failed,
+ *          pending (waiting, and held back: gated, a refused binding's
+ *          backoff, an update that did not decode);
  *   unschedulable: the job's pending reason when it is not running.
  */
 #ifndef KB_API_JOBSTATUS_H
@@ -29,7 +31,8 @@ typedef struct kb_job_status {
  * An Inqueue group stays Inqueue until it runs (enqueue admitted it, or
  * allocate did when enqueue is not configured). enqueue_configured: whether
  * the enqueue action ran; without it a group that was Running and fell below
- * minMember with members waiting reads Pending, as volcano's does. A group
+ * minMember with members waiting (held back ones included) reads Pending, as
+ * volcano's does. A group
  * that was Running and fell below minMember with no member waiting stays
  * Running: the cluster-mode cache does not hold finished pods (the pod
  * field selector, kube/reflector.h), so members that finished simply

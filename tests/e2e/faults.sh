@@ -8,7 +8,7 @@
 #
 #   tests/e2e/faults.sh [--build BUILDDIR] [--keep] [CASE...]
 #
-# Cases: proxy bind-refused list-gone stale-node probes sigterm-burst
+# Cases: proxy bind-refused bind-refused-all list-gone stale-node probes sigterm-burst
 # (default: all).
 #   proxy         the proxy's faults against the real apiserver, seen by curl
 #   bind-refused  an admission webhook's 422 to the third and later bindings
@@ -18,6 +18,9 @@
 #                 gangcheck finds no gang below minMember longer than one
 #                 period after that, no pod bound twice, no pending pod
 #                 without a reason
+#   bind-refused-all  every binding of a gang refused: nothing bound, the
+#                 PodGroup not Running meanwhile; bound whole and Running
+#                 once admitted
 #   list-gone     every LIST of pods answered 410 for 10 s: the relists back off
 #   stale-node    a node cordoned in an update kube-batchd cannot decode: no
 #                 pod placed on it, the log names node and field, a relist
@@ -34,11 +37,11 @@
 # KUBE_BATCHD (the binary), KB_FAULT_SEED (the proxy's seed).
 set -uo pipefail
 
-e2e_name=faults e2e_help_end=34
+e2e_name=faults e2e_help_end=37
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 e2e_args "$@"
 cases=("${e2e_cases[@]}")
-((${#cases[@]})) || cases=(proxy bind-refused list-gone stale-node probes sigterm-burst)
+((${#cases[@]})) || cases=(proxy bind-refused bind-refused-all list-gone stale-node probes sigterm-burst)
 e2e_need kubectl curl openssl flock setsid go
 e2e_binary
 e2e_dir kb-faults
@@ -265,6 +268,43 @@ EOF
 	local rc=$?
 	sed 's/^/  gangcheck: /' "$work/analyze.out"
 	check "bind-refused: the API's record shows no gang below minMember a period after the fault cleared, no pod bound twice, no pending pod without a reason" test "$rc" = 0
+	stop_pid "$sched_pid"; sched_pid=
+	k delete pods --all -n "$ns" --grace-period=0 --force >/dev/null 2>&1
+	k delete nodes -l e2e.kube-batchd.io/node=true >/dev/null 2>&1
+}
+
+# Every binding of a gang refused (an admission policy that admits none):
+# nothing is bound, and the PodGroup must not read Running meanwhile (it did:
+# its members, held back for their backoff, looked like finished ones).
+case_bind_refused_all() {
+	local ns g=all phase i ok
+	ns=$(mkns e2e-refused-all)
+	node f-node-1 4
+	rule "{\"class\":\"bind\",\"path\":\"/namespaces/$ns/\",\"action\":\"status\",\"code\":422,\"reason\":\"Invalid\",\"message\":\"ValidatingAdmissionPolicy 'no-binds' denied request\"}" >/dev/null
+	start_sched || { fail "bind-refused-all: scheduler starts"; return; }
+	k create -f - >/dev/null <<EOF
+apiVersion: scheduling.incubator.k8s.io/v1alpha1
+kind: PodGroup
+metadata: {name: $g, namespace: $ns}
+spec: {minMember: 2}
+EOF
+	member "$ns" "$g" 0 | k create -f - >/dev/null
+	member "$ns" "$g" 1 | k create -f - >/dev/null
+	sleep 6
+	check "bind-refused-all: while every binding is refused, nothing is bound" test "$(bound_count "$ns")" = 0
+	phase=$(k get podgroups.scheduling.incubator.k8s.io "$g" -n "$ns" -o jsonpath='{.status.phase}')
+	check "bind-refused-all: ... and the PodGroup does not read Running (\"$phase\")" \
+		test -n "$phase" -a "$phase" != Running
+	clear_rules
+	ok=1
+	for ((i = 0; i < 100; i++)); do (($(bound_count "$ns") >= 2)) && { ok=0; break; }; sleep 0.2; done
+	check "bind-refused-all: once admitted, the gang is bound whole" test "$ok" = 0
+	ok=1
+	for ((i = 0; i < 50; i++)); do
+		[[ $(k get podgroups.scheduling.incubator.k8s.io "$g" -n "$ns" -o jsonpath='{.status.phase}') == Running ]] && { ok=0; break; }
+		sleep 0.2
+	done
+	check "bind-refused-all: ... and then reads Running" test "$ok" = 0
 	stop_pid "$sched_pid"; sched_pid=
 	k delete pods --all -n "$ns" --grace-period=0 --force >/dev/null 2>&1
 	k delete nodes -l e2e.kube-batchd.io/node=true >/dev/null 2>&1
@@ -502,6 +542,7 @@ for c in "${cases[@]}"; do
 	case $c in
 	proxy) case_proxy ;;
 	bind-refused) case_bind_refused ;;
+	bind-refused-all) case_bind_refused_all ;;
 	list-gone) case_list_gone ;;
 	stale-node) case_stale_node ;;
 	probes) case_probes ;;

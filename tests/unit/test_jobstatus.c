@@ -47,6 +47,22 @@ static void running_gang_below_min_with_members_waiting_goes_back(void **state)
 	assert_int_equal(st.phase, KB_PG_PENDING); /* volcano's, without enqueue */
 }
 
+/* The API refused every member's binding: all are held back for their
+ * backoff, none is a task. The group must not read Running (it did: the
+ * members looked vanished, as finished ones do). */
+static void running_gang_whose_members_are_held_back_goes_back(void **state)
+{
+	kb_job_status st;
+	kb_job j = job(KB_PG_RUNNING, 4, 0, 0);
+	j.ngated = 4;
+	kb_job_status_of(&j, "binding refused", true, &st);
+	assert_int_equal(st.phase, KB_PG_INQUEUE);
+	assert_int_equal(st.pending, 4);
+	assert_string_equal(st.unschedulable, "binding refused");
+	kb_job_status_of(&j, "binding refused", false, &st);
+	assert_int_equal(st.phase, KB_PG_PENDING);
+}
+
 static void pending_group_without_pods_stays_pending(void **state)
 {
 	kb_job_status st;
@@ -60,6 +76,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(running_gang_whose_members_finished_stays_running),
 		cmocka_unit_test(running_gang_below_min_with_members_waiting_goes_back),
+		cmocka_unit_test(running_gang_whose_members_are_held_back_goes_back),
 		cmocka_unit_test(pending_group_without_pods_stays_pending),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
