@@ -353,8 +353,13 @@ EOF
 
 	# The release's namespace, not deploy/'s kube-system (namespace empty),
 	# and the daemon's port free on this machine.
-	check "cluster: helm install succeeds" bash -c "'$helm' --kubeconfig '$admin' install $release '$chart' -n $ns --create-namespace \
-		--set namespace= --set metrics.port=$hport >'$work/install.log' 2>&1 || { cat '$work/install.log' >&2; exit 1; }"
+	if h install "$release" "$chart" --create-namespace --set namespace= --set metrics.port="$hport" >"$work/install.log" 2>&1; then
+		pass "cluster: helm install succeeds"
+	else
+		cat "$work/install.log" >&2
+		fail "cluster: helm install succeeds"
+		return
+	fi
 	ok=1
 	while read -r o n; do obj_exists "$o" "$n" || { echo "missing: $o ($n)" >&2; ok=0; }; done < <(release_objects)
 	check "cluster: the release's ServiceAccount, ConfigMap, Deployment, Service, ClusterRole and binding exist" test "$ok" = 1
@@ -394,7 +399,7 @@ EOF
 		--set-file config.queues='$work/queues-new.yaml' >'$work/upgrade.log' 2>&1 || { cat '$work/upgrade.log' >&2; exit 1; }"
 	check "cluster: the ConfigMap holds the new queue file" \
 		test "$(k get cm "$name-config" -n "$ns" -o jsonpath='{.data.queues\.yaml}')" = "$(cat "$work/queues-new.yaml")"
-	check "cluster: the new queue file passes kube-batchd check-config" "$bin" check-config --queue-conf "$work/queues-new.yaml" --scheduler-conf "$work/etc/scheduler.conf"
+	check "cluster: the new queue file passes kube-batchd check-config" bash -c "'$bin' check-config --queue-conf '$work/queues-new.yaml' --scheduler-conf '$work/etc/scheduler.conf' >/dev/null"
 	check "cluster: a queue change leaves the Deployment's pod template alone (generation $old)" \
 		test "$(k get deployment "$name" -n "$ns" -o jsonpath='{.metadata.generation}')" = "$old"
 	old=$(k get deployment "$name" -n "$ns" -o jsonpath='{.spec.template.metadata.annotations.checksum/scheduler-conf}')
