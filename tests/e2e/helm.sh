@@ -232,7 +232,9 @@ sched_pid=
 cleanup() {
 	stop_sched
 	[[ ${dir:-} ]] && e2e_release_dir
-	rm -rf "$work"
+	# The rendered manifests, helm's output and the daemon's log: kept when
+	# a check failed.
+	if ((fails == 0)); then rm -rf "$work"; else echo "helm: helm's and the daemon's files kept in $work" >&2; fi
 }
 trap cleanup EXIT
 

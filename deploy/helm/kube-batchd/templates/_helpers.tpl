@@ -45,7 +45,7 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | 
 {{- end -}}
 
 {{/*
-kube-batchd.crds: the CRD files of the families enabled in .Values.crds,
+kube-batchd.crdFiles: the CRD files of the families enabled in .Values.crds,
 as a list of paths under files/crds/ (copies of deploy/crds/, checked
 identical by tests/e2e/helm.sh).
 */}}
