@@ -22,6 +22,7 @@
 
 #include <cmocka.h>
 
+#include "kube/exec_cred.c"
 #include "kube/kube_client.c"
 #include "kube/kubeconfig.c"
 
