@@ -227,6 +227,45 @@ static int dup_path(loader *l, const char *p, char **ret)
 	return 0;
 }
 
+/* Cleans a path in place as Go's filepath.Clean does (clientcmd joins the
+ * exec command with the kubeconfig's directory through filepath.Join):
+ * repeated slashes, "." and "name/.." go. Cost: O(len). */
+static void path_clean(char *p)
+{
+	size_t n = strlen(p), r = 0, w = 0, dotdot = 0;
+	bool rooted = p[0] == '/';
+	if (rooted)
+		r = w = dotdot = 1; /* p[0] stays '/' */
+	while (r < n) {
+		if (p[r] == '/') {
+			r++;
+		} else if (p[r] == '.' && (r + 1 == n || p[r + 1] == '/')) {
+			r++;
+		} else if (p[r] == '.' && p[r + 1] == '.' && (r + 2 == n || p[r + 2] == '/')) {
+			r += 2;
+			if (w > dotdot) { /* back up over the last element */
+				w--;
+				while (w > dotdot && p[w] != '/')
+					w--;
+			} else if (!rooted) { /* a leading ".." stays */
+				if (w > 0)
+					p[w++] = '/';
+				p[w++] = '.';
+				p[w++] = '.';
+				dotdot = w;
+			}
+		} else {
+			if (w != (rooted ? 1 : 0))
+				p[w++] = '/';
+			while (r < n && p[r] != '/')
+				p[w++] = p[r++];
+		}
+	}
+	if (w == 0)
+		p[w++] = '.';
+	p[w] = '\0';
+}
+
 /* Decodes a base64 `*-data` field into a NUL-terminated copy. */
 static int dup_b64(loader *l, const kb_yaml_node *m, const char *what, const char *key,
 		   char **ret)
@@ -492,6 +531,8 @@ static int load_exec(loader *l, const kb_yaml_node *ex, const char *what)
 	if ((r = strchr(cmd, '/') ? dup_path(l, cmd, &l->exec_command) :
 				    (l->exec_command = strdup(cmd)) ? 0 : lnomem(l)) < 0)
 		return r;
+	if (strchr(cmd, '/'))
+		path_clean(l->exec_command);
 	const kb_yaml_node *pci = kb_yaml_get(ex, "provideClusterInfo");
 	if (!kb_yaml_is_null(pci) && kb_yaml_bool(pci, &l->exec.provide_cluster_info) < 0)
 		return lfail(l, -EINVAL, pci, "%s: provideClusterInfo: expected true or false", at);
