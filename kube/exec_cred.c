@@ -413,7 +413,7 @@ static int reap_plugin(pid_t pid, double deadline, int *status)
 			return -errno;
 		if (mono_now() >= deadline)
 			break;
-		struct timespec ts = {0, 2 * 1000 * 1000};
+		struct timespec ts = {0, 2000000L}; /* 2 ms */
 		(void)nanosleep(&ts, NULL); /* an early wake-up only polls again */
 	}
 	(void)kill(-pid, SIGKILL);

@@ -237,10 +237,8 @@ static void path_clean(char *p)
 	if (rooted)
 		r = w = dotdot = 1; /* p[0] stays '/' */
 	while (r < n) {
-		if (p[r] == '/') {
-			r++;
-		} else if (p[r] == '.' && (r + 1 == n || p[r + 1] == '/')) {
-			r++;
+		if (p[r] == '/' || (p[r] == '.' && (r + 1 == n || p[r + 1] == '/'))) {
+			r++; /* an empty or "." element */
 		} else if (p[r] == '.' && p[r + 1] == '.' && (r + 2 == n || p[r + 2] == '/')) {
 			r += 2;
 			if (w > dotdot) { /* back up over the last element */
