@@ -10,12 +10,24 @@
  *   clusters: [{name, cluster: {server, certificate-authority,
  *               certificate-authority-data, insecure-skip-tls-verify}}]
  *   users:    [{name, user: {client-certificate, client-certificate-data,
- *               client-key, client-key-data, token, tokenFile}}]
+ *               client-key, client-key-data, token, tokenFile,
+ *               exec: {apiVersion, command, args, env: [{name, value}],
+ *                      installHint, provideClusterInfo, interactiveMode}}}]
  *
  * Relative file paths resolve against the kubeconfig's directory, as
- * clientcmd does. `*-data` fields are base64 (whitespace allowed). A user
- * that only has an exec plugin or an auth-provider is refused (-ENOTSUP):
- * kube-batchd does not run credential plugins.
+ * clientcmd does (an exec command only when it has a '/', cleaned as
+ * filepath.Join does; a bare name is looked up on PATH). `*-data` fields
+ * are base64 (whitespace allowed). Checked here, so that they are errors
+ * at start: a tokenFile must be readable and not empty (the client re-reads
+ * it on rotation); insecure-skip-tls-verify with a CA is refused, as
+ * client-go's transport refuses it; an exec plugin is validated as
+ * clientcmd does (apiVersion v1 or v1beta1, interactiveMode required for
+ * v1, Always refused: no terminal) and made into a kb_exec_plugin
+ * (kube/exec_cred.h), not run; an auth-provider is refused (-ENOTSUP)
+ * naming the exec plugin that replaced it. A user with a token or a client
+ * certificate does not use its exec plugin, as in client-go. Not read: the
+ * cluster extension client.authentication.k8s.io/exec (spec.cluster.config
+ * is passed as null), tls-server-name and proxy-url.
  *
  * Errors name the file, the position and the field:
  *   "/x/kubeconfig:12:5: cluster \"c\": server is missing"
