@@ -28,6 +28,14 @@
  * and a freed client are only marked while callbacks are being delivered
  * (`depth` > 0) and their memory is reclaimed when the delivery unwinds.
  *
+ * Credentials: a bearer token, the tokenFile's (re-read when it changes:
+ * current_token), a client certificate, or an exec plugin's token or
+ * certificate (kube/exec_cred.h: got when a request starts, from the
+ * plugin's cache or by running it). A request sent with a plugin's
+ * credential that the server answers 401 drops that credential and is
+ * sent once more with a new one (client-go drops it too, but hands the 401
+ * to its caller; for us the caller would only ask again).
+ *
  * Limits (the server controls these): a response body 256 MiB (-E2BIG), a
  * streamed line 64 MiB (-E2BIG), a token file 64 KiB.
  */
@@ -42,12 +50,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/log.h"
 #include "kube/line_framer.h"
 #include "kube/token_bucket.h"
 
 #define BODY_MAX ((size_t)256 << 20)
 #define LINE_MAX_LEN ((size_t)64 << 20)
-#define TOKEN_FILE_MAX (64 << 10)
 #define CONNECT_TIMEOUT_MS 10000L
 /* Watches: on a quiet resource kube-apiserver 1.33 sends its first bookmark
  * about 120 s into a watch, then one a minute (measured), so a stream that
@@ -115,6 +123,8 @@ struct kb_req {
 	bool background; /* on pending_bg while queued */
 	int retries;     /* times the server turned it away and it was sent again */
 	ev_timer retry_timer; /* while on waiting */
+	bool auth_retried; /* sent again after a 401 to the plugin's credential */
+	uint64_t cred_gen; /* the exec plugin's credential it was sent with */
 	bool e2big;  /* a limit ended the transfer */
 	bool enomem; /* so did a failed allocation */
 	char *method, *url, *body, *content_type;
@@ -198,6 +208,9 @@ struct kb_kube_client {
 	char *token;      /* from the configuration */
 	char *token_file;
 	char *file_token; /* last value read from token_file, or NULL */
+	bool token_warned; /* the last re-read failed and was logged */
+	kb_exec_plugin *exec; /* a reference, or NULL */
+	const kb_exec_credential *cred; /* exec's, for the request being set up */
 	struct timespec token_mtime;
 	ino_t token_ino;
 	off_t token_size;
@@ -275,37 +288,32 @@ static void req_cancel(kb_kube_client *c, kb_req *r)
 
 /* The bearer token for the next request: the token file's content when it
  * can be read (re-read whenever its mtime, size or inode changes), else the
- * configured token, else NULL. Cost: one stat() per request. */
+ * last one read, else the configured token, else NULL. A failure to re-read
+ * is logged once, when it starts; reading again ends it. Cost: one stat()
+ * per request. */
 static const char *current_token(kb_kube_client *c)
 {
 	if (!c->token_file)
 		return c->token;
+	const char *last = c->file_token ? c->file_token : c->token;
 	struct stat st;
-	if (stat(c->token_file, &st) < 0)
-		return c->file_token ? c->file_token : c->token;
-	if (c->file_token && st.st_mtim.tv_sec == c->token_mtime.tv_sec &&
+	int r = stat(c->token_file, &st) < 0 ? -errno : 0;
+	if (r == 0 && c->file_token && st.st_mtim.tv_sec == c->token_mtime.tv_sec &&
 	    st.st_mtim.tv_nsec == c->token_mtime.tv_nsec && st.st_ino == c->token_ino &&
 	    st.st_size == c->token_size)
 		return c->file_token;
-	FILE *f = fopen(c->token_file, "re");
-	if (!f)
-		return c->file_token ? c->file_token : c->token;
-	char *tok = malloc(TOKEN_FILE_MAX + 1);
-	size_t n = tok ? fread(tok, 1, TOKEN_FILE_MAX + 1, f) : 0;
-	bool err = ferror(f) != 0;
-	(void)fclose(f); /* opened for reading: what was read is all that counts */
-	if (!tok || err || n > TOKEN_FILE_MAX) {
-		free(tok);
-		return c->file_token ? c->file_token : c->token;
+	char *tok = NULL;
+	if (r == 0)
+		r = kb_kube_token_file_read(c->token_file, &tok);
+	if (r < 0) {
+		if (!c->token_warned)
+			kb_warn("tokenFile %s cannot be read again (%s): the last token read is "
+				"kept until it can",
+				c->token_file, r == -ENODATA ? "it is empty" : strerror(-r));
+		c->token_warned = true;
+		return last;
 	}
-	while (n > 0 && (tok[n - 1] == '\n' || tok[n - 1] == '\r' || tok[n - 1] == ' ' ||
-			 tok[n - 1] == '\t'))
-		n--;
-	tok[n] = '\0';
-	if (n == 0) {
-		free(tok);
-		return c->file_token ? c->file_token : c->token;
-	}
+	c->token_warned = false;
 	if (c->file_token) {
 		explicit_bzero(c->file_token, strlen(c->file_token));
 		free(c->file_token);
@@ -550,6 +558,24 @@ static bool retry_later(kb_kube_client *c, kb_req *r, long http)
 	return true;
 }
 
+/* r was answered 401 with the exec plugin's credential: that credential is
+ * dropped (unless a newer one replaced it already) and r goes back to the
+ * front of its queue, to be sent once more with the plugin's next one. */
+static void retry_with_new_credential(kb_kube_client *c, kb_req *r)
+{
+	kb_exec_plugin_invalidate(c->exec, r->cred_gen);
+	req_detach(c, r);
+	curl_slist_free_all(r->headers); /* setup_easy makes them again */
+	r->headers = NULL;
+	r->resp.len = 0;
+	r->http_status = 0;
+	r->auth_retried = true;
+	r->is_active = false;
+	list_unlink(&c->active, r);
+	list_push_front(r->background ? &c->pending_bg : &c->pending, r);
+	kick(c);
+}
+
 /* Reports one finished transfer. */
 static void finish(kb_kube_client *c, kb_req *r, CURLcode code)
 {
@@ -566,6 +592,10 @@ static void finish(kb_kube_client *c, kb_req *r, CURLcode code)
 	if (!r->stream && code == CURLE_OK && !r->e2big && !r->enomem && r->retries < MAX_RETRIES &&
 	    retry_later(c, r, http))
 		return;
+	if (code == CURLE_OK && http == 401 && c->exec && !r->auth_retried) {
+		retry_with_new_credential(c, r);
+		return;
+	}
 	req_detach(c, r);
 	r->finished = true;
 	kick(c); /* a place in flight is free */
@@ -654,7 +684,7 @@ static int make_headers(kb_kube_client *c, const kb_req *r, struct curl_slist **
 			goto nomem;
 		h = t;
 	}
-	const char *tok = current_token(c);
+	const char *tok = c->cred ? c->cred->token : current_token(c);
 	if (tok) {
 		if (asprintf(&line, "Authorization: Bearer %s", tok) < 0)
 			goto nomem;
@@ -685,6 +715,16 @@ static void set_tls(const kb_kube_client *c, CURL *e)
 		curl_easy_setopt(e, CURLOPT_CAINFO_BLOB, &b);
 	} else if (c->ca_file) {
 		curl_easy_setopt(e, CURLOPT_CAINFO, c->ca_file);
+	}
+	if (c->cred && c->cred->cert_pem) {
+		/* Copied: a refresh may free them while the connection lives. */
+		struct curl_blob cb = {c->cred->cert_pem, strlen(c->cred->cert_pem), CURL_BLOB_COPY};
+		struct curl_blob kb = {c->cred->key_pem, strlen(c->cred->key_pem), CURL_BLOB_COPY};
+		curl_easy_setopt(e, CURLOPT_SSLCERT_BLOB, &cb);
+		curl_easy_setopt(e, CURLOPT_SSLCERTTYPE, "PEM");
+		curl_easy_setopt(e, CURLOPT_SSLKEY_BLOB, &kb);
+		curl_easy_setopt(e, CURLOPT_SSLKEYTYPE, "PEM");
+		return;
 	}
 	if (c->cert_data) {
 		struct curl_blob b = {c->cert_data, strlen(c->cert_data), CURL_BLOB_NOCOPY};
@@ -734,19 +774,28 @@ static void set_transfer(const kb_kube_client *c, kb_req *r, CURL *e)
 	}
 }
 
-/* r's easy handle, ready to add to the multi handle. 0 or -ENOMEM. */
-static int setup_easy(kb_kube_client *c, kb_req *r)
+/* r's easy handle, ready to add to the multi handle. 0, -ENOMEM, or the
+ * exec plugin's error (kb_exec_plugin_get) with err. */
+static int setup_easy(kb_kube_client *c, kb_req *r, kb_err *err)
 {
+	c->cred = NULL;
+	if (c->exec) {
+		int rc = kb_exec_plugin_get(c->exec, &c->cred, err);
+		if (rc < 0)
+			return rc;
+		r->cred_gen = c->cred->generation;
+	}
 	CURL *e = curl_easy_init();
-	if (!e)
-		return -ENOMEM;
+	int rc = e ? make_headers(c, r, &r->headers) : -ENOMEM;
+	if (e && rc == 0) {
+		set_transfer(c, r, e);
+		set_tls(c, e);
+	}
 	r->easy = e;
-	int rc = make_headers(c, r, &r->headers);
-	if (rc < 0)
-		return rc;
-	set_transfer(c, r, e);
-	set_tls(c, e);
-	return 0;
+	c->cred = NULL; /* valid only until the plugin's next run */
+	if (rc == -ENOMEM)
+		kb_err_set(err, rc, "%s: cannot start the request: out of memory", r->method);
+	return rc;
 }
 
 /* Starts r now. On failure reports it through done (we are on the loop). */
@@ -758,9 +807,11 @@ static void start_req(kb_kube_client *c, kb_req *r)
 	c->started++;
 	if (!r->stream)
 		c->inflight++;
-	int e = setup_easy(c, r);
+	kb_err err = {0};
+	int e = setup_easy(c, r, &err);
 	if (e == 0 && curl_multi_add_handle(c->multi, r->easy) != CURLM_OK)
-		e = -ENOMEM;
+		e = kb_err_set(&err, -ENOMEM, "%s: cannot start the request: out of memory",
+			       r->method);
 	if (e == 0)
 		return;
 	if (r->easy) {
@@ -770,10 +821,7 @@ static void start_req(kb_kube_client *c, kb_req *r)
 	if (!r->stream)
 		c->inflight--;
 	r->finished = true;
-	char msg[160];
-	/* An error text: cut if a caller's method is longer than a word, which is fine. */
-	(void)snprintf(msg, sizeof(msg), "%s: cannot start the request: out of memory", r->method);
-	r->done(r->ctx, e, msg, strlen(msg));
+	r->done(r->ctx, e, err.msg, strlen(err.msg));
 }
 
 /* The loop's time in milliseconds, for the token bucket. */
@@ -864,6 +912,31 @@ static int dup_opt(const char *s, char **ret)
 	return 0;
 }
 
+/* The credentials a client starts with: the tokenFile read, the exec
+ * plugin's credential got (so that a failure of either is an error at
+ * start, not at the first request). 0 or -errno with err. */
+static int start_credentials(kb_kube_client *c, const kb_kube_config *cfg, kb_err *err)
+{
+	if (c->token_file) {
+		int r = kb_kube_token_file_read(c->token_file, &c->file_token);
+		if (r < 0)
+			return kb_err_set(err, r, "API client: tokenFile %s: %s", c->token_file,
+					  r == -ENODATA ? "the file is empty" : strerror(-r));
+		struct stat st;
+		if (stat(c->token_file, &st) == 0) {
+			c->token_mtime = st.st_mtim;
+			c->token_ino = st.st_ino;
+			c->token_size = st.st_size;
+		}
+	}
+	if (cfg->exec) {
+		c->exec = kb_exec_plugin_ref(cfg->exec);
+		const kb_exec_credential *cred;
+		return kb_exec_plugin_get(c->exec, &cred, err);
+	}
+	return 0;
+}
+
 kb_kube_client *kb_kube_client_new(struct ev_loop *loop, const kb_kube_config *cfg,
 				   const kb_kube_client_options *opt, kb_err *err)
 {
@@ -896,6 +969,10 @@ kb_kube_client *kb_kube_client_new(struct ev_loop *loop, const kb_kube_config *c
 	size_t n = strlen(c->server);
 	while (n > 0 && c->server[n - 1] == '/')
 		c->server[--n] = '\0';
+	if (start_credentials(c, cfg, err) < 0) {
+		really_free(c);
+		return NULL;
+	}
 
 	if (!(c->multi = curl_multi_init()))
 		goto nomem;
@@ -955,6 +1032,7 @@ static void really_free(kb_kube_client *c)
 	free(c->token);
 	free(c->token_file);
 	free(c->file_token);
+	kb_exec_plugin_unref(c->exec);
 	free(c);
 	curl_global_cleanup();
 }

@@ -27,6 +27,7 @@
 #include <stdint.h>
 
 #include "base/error.h"
+#include "kube/exec_cred.h"
 
 struct ev_loop;
 
@@ -41,18 +42,33 @@ typedef struct kb_kube_config {
 	char *token;       /* bearer token */
 	char *token_file;  /* re-read when it changes (service-account rotation) */
 	bool insecure;     /* insecure-skip-tls-verify */
+	kb_exec_plugin *exec; /* the user's exec credential plugin (one
+			       * reference; shared by the clients made from
+			       * this configuration), or NULL */
 } kb_kube_config;
 
 /* Loads a kubeconfig: its current-context's cluster and user. master, if
  * non-NULL, overrides the server (--master). Returns 0 or -errno with err
- * naming the file and what is missing. */
+ * naming the file, the cluster or user and the field: -EINVAL (a field is
+ * missing or wrong, insecure-skip-tls-verify together with a CA, an exec
+ * plugin configured wrongly), -ENOENT and other -errno (a tokenFile that
+ * cannot be read, or, with provideClusterInfo, the CA file), -ENODATA (an
+ * empty tokenFile), -ENOTSUP (an auth-provider, or an exec plugin that
+ * wants a terminal). Reads the tokenFile once to check it; an exec plugin
+ * is not run here (kb_kube_client_new runs it). */
 int kb_kube_config_load(const char *path, const char *master, kb_kube_config *ret, kb_err *err);
 
 /* The in-cluster configuration: KUBERNETES_SERVICE_HOST/PORT, the service
- * account's token file and CA. Returns 0 or -ENOENT when not in a cluster. */
+ * account's token file and CA. Returns 0, -ENOENT when not in a cluster,
+ * or the error reading the token file (-ENODATA when it is empty). */
 int kb_kube_config_in_cluster(kb_kube_config *ret, kb_err *err);
 
 void kb_kube_config_release(kb_kube_config *c);
+
+/* Reads a bearer token file: its content less trailing whitespace. 0 with
+ * *ret (malloc'd: wipe and free it), -errno from open or read, -E2BIG (over
+ * 64 KiB) or -ENODATA (empty). Cost: one open and read. */
+int kb_kube_token_file_read(const char *path, char **ret);
 
 typedef struct kb_kube_client kb_kube_client;
 
@@ -67,7 +83,10 @@ typedef struct kb_kube_client_options {
 	int max_inflight; /* requests (not watches) in flight at once, default 64 */
 } kb_kube_client_options;
 
-/* Creates a client on loop. Returns NULL on failure with err. */
+/* Creates a client on loop. With a tokenFile it reads it now, with an exec
+ * plugin it gets the plugin's credential now (running it unless another
+ * client of the same configuration has: kube/exec_cred.h), so that either
+ * failing is an error at start. Returns NULL on failure with err. */
 kb_kube_client *kb_kube_client_new(struct ev_loop *loop, const kb_kube_config *cfg,
 				   const kb_kube_client_options *opt, kb_err *err);
 

@@ -13,8 +13,8 @@ int kb_kube_source_config(const char *kubeconfig, const char *master, kb_kube_co
 {
 	const char *path = kubeconfig;
 	bool has_master = master && master[0];
+	kb_err e = {0};
 	if (!path || !path[0]) {
-		kb_err e = {0};
 		kb_kube_config c;
 		if (kb_kube_config_in_cluster(&c, &e) == 0) {
 			if (has_master) {
@@ -41,6 +41,10 @@ int kb_kube_source_config(const char *kubeconfig, const char *master, kb_kube_co
 		*ret = c;
 		return 0;
 	}
+	/* In a pod (the service's variables are set) whose service account
+	 * token cannot be read: that is what to fix. */
+	if (e.code < 0 && getenv("KUBERNETES_SERVICE_HOST") && getenv("KUBERNETES_SERVICE_PORT"))
+		return kb_err_set(err, e.code, "%s", e.msg);
 	return kb_err_set(err, -ENOENT,
 			  "no API server: give --kubeconfig or --master, set KUBECONFIG, or run "
 			  "in a cluster");
