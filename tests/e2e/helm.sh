@@ -331,6 +331,7 @@ case_cluster() {
 		{ cat "$dir.up.log" >&2; fail "the control plane starts (tests/cluster/up --kwok --controllers)"; return; }
 	rm -f "$dir.up.log"
 	admin=$dir/admin.kubeconfig
+	e2e_watch_invariants
 	k() { kubectl --kubeconfig "$admin" "$@"; }
 	e2e_free_port hport || { fail "a free port"; return; }
 
