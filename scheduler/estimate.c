@@ -249,18 +249,18 @@ static void unknown_of(const kb_estimate_input *in, const kb_sim_result *res, co
 	char tb[32];
 	(void)snprintf(tb, sizeof(tb), "%" PRId64 "s", res->end_ms / 1000);
 	switch (res->stop) {
-	case KB_SIM_MAX_TIME:
+	case KB_SIM_STOP_MAX_TIME:
 		(void)snprintf(buf, n, "not within the horizon of %" PRId64 "h", horizon_ms / 3600000);
 		return;
-	case KB_SIM_MAX_SESSIONS:
+	case KB_SIM_STOP_MAX_SESSIONS:
 		(void)snprintf(buf, n, "estimate cut short at its limit of %u sessions (%s of virtual "
 			       "time)", res->sessions, tb);
 		return;
-	case KB_SIM_BUDGET:
+	case KB_SIM_STOP_BUDGET:
 		(void)snprintf(buf, n, "estimate cut short at its CPU budget (%u sessions, %s of "
 			       "virtual time)", res->sessions, tb);
 		return;
-	case KB_SIM_QUIET:
+	case KB_SIM_STOP_QUIET:
 		break;
 	}
 	if (in->unknown.n) {

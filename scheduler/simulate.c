@@ -738,14 +738,14 @@ static int sim_loop(sim_state *sim, const kb_conf *conf, kb_object_vec *later, k
 	uint32_t sessions = 0;
 	int64_t end_ms = start;
 	int64_t cpu0 = cpu_ms();
-	sim->res.stop = KB_SIM_MAX_TIME;
+	sim->res.stop = KB_SIM_STOP_MAX_TIME;
 	for (sim->now_ms = start; sim->now_ms - start <= max_time;) {
 		if (opt->budget_ms > 0 && cpu_ms() - cpu0 > opt->budget_ms) {
-			sim->res.stop = KB_SIM_BUDGET;
+			sim->res.stop = KB_SIM_STOP_BUDGET;
 			break;
 		}
 		if (sessions >= max_sessions) {
-			sim->res.stop = KB_SIM_MAX_SESSIONS;
+			sim->res.stop = KB_SIM_STOP_MAX_SESSIONS;
 			/* Something changes every period and keeps changing: report
 			 * what there is rather than run for ever. */
 			if (!opt->max_sessions)
@@ -777,7 +777,7 @@ static int sim_loop(sim_state *sim, const kb_conf *conf, kb_object_vec *later, k
 			    start + later->v[next_arrival]->u.pod.sim_arrival_ms < ev)
 				ev = start + later->v[next_arrival]->u.pod.sim_arrival_ms;
 			if (ev == INT64_MAX) {
-				sim->res.stop = KB_SIM_QUIET;
+				sim->res.stop = KB_SIM_STOP_QUIET;
 				break;
 			}
 			if (ev > next)

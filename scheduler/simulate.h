@@ -52,10 +52,10 @@ typedef struct kb_sim_end {
 
 /* Why a run stopped. */
 typedef enum kb_sim_stop {
-	KB_SIM_QUIET,        /* nothing left to happen */
-	KB_SIM_MAX_TIME,     /* the next event is past max_time */
-	KB_SIM_MAX_SESSIONS, /* max_sessions */
-	KB_SIM_BUDGET,       /* budget_ms of CPU time */
+	KB_SIM_STOP_QUIET,        /* nothing left to happen */
+	KB_SIM_STOP_MAX_TIME,     /* the next event is past max_time */
+	KB_SIM_STOP_MAX_SESSIONS, /* max_sessions */
+	KB_SIM_STOP_BUDGET,       /* budget_ms of CPU time */
 } kb_sim_stop;
 
 typedef struct kb_sim_options {
@@ -88,7 +88,7 @@ typedef struct kb_sim_options {
 	const kb_sim_end *ends;
 	uint32_t nends;
 	/* CPU time the run may take, in ms (0: no bound): it stops after the
-	 * first session that passes it (KB_SIM_BUDGET). */
+	 * first session that passes it (KB_SIM_STOP_BUDGET). */
 	int64_t budget_ms;
 } kb_sim_options;
 
