@@ -130,9 +130,14 @@ static int read_ends(kb_cluster *c, const kb_snapshot *s, const int32_t *job_of_
 	return 0;
 }
 
+/* A PodGroup of ours waiting to run whole: fewer than minMember placed,
+ * and not a group that ran whose members finished and left (the cache
+ * holds no finished pods: it stays Running, api/jobstatus.h). */
 static bool job_pending(const kb_job *j)
 {
 	if (j->flavor == KB_PG_NONE || j->foreign || j->phase == KB_PG_COMPLETED)
+		return false;
+	if (j->phase == KB_PG_RUNNING && j->nstatus[KB_TASK_PENDING] == 0)
 		return false;
 	int32_t min = j->min_member > 0 ? j->min_member : 1;
 	return kb_job_ready_count(j) < min;

@@ -14,7 +14,8 @@
  *
  * Then the scheduler runs from now (scheduler/simulate.h, the same engine
  * and configuration) with those pods finishing at their ends, and each
- * PodGroup pending now (waiting: fewer than minMember bound) gets the
+ * PodGroup pending now (waiting: fewer than minMember bound, and not a
+ * Running group whose members finished and left) gets the
  * virtual time of the first session that runs it whole, with the jobs
  * whose pods ended on its nodes by then ("after"), or "unknown" and why:
  *  - it would wait for pods with no known end (named, up to 3 jobs);
