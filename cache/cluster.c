@@ -17,9 +17,17 @@ static void store_init(kb_store *s)
 	kb_strmap_init(&s->by_key);
 }
 
-static void slot_clear(kb_slot *sl)
+/* Frees an object the store of s held, unless the store borrows its
+ * objects (kb_cluster_share_copy). */
+static void obj_drop(const kb_store *s, kb_object *o)
 {
-	kb_object_free(sl->obj);
+	if (!s->borrowed)
+		kb_object_free(o);
+}
+
+static void slot_clear(const kb_store *s, kb_slot *sl)
+{
+	obj_drop(s, sl->obj);
 	free(sl->node);
 	memset(sl, 0, sizeof(*sl));
 }
@@ -27,7 +35,7 @@ static void slot_clear(kb_slot *sl)
 static void store_release(kb_store *s)
 {
 	for (size_t i = 0; i < s->slots.n; i++)
-		slot_clear(&s->slots.v[i]);
+		slot_clear(s, &s->slots.v[i]);
 	KB_VEC_RELEASE(&s->slots);
 	KB_VEC_RELEASE(&s->free_slots);
 	kb_strmap_release(&s->by_key);
@@ -56,8 +64,8 @@ static int store_put(kb_store *s, kb_object *obj, kb_slot **ret_slot, kb_object 
 		sl->obj = obj;
 		int r = kb_strmap_put(&s->by_key, obj->meta.key, idx);
 		if (r < 0) {
-			kb_object_free(old);
-			slot_clear(sl);
+			obj_drop(s, old);
+			slot_clear(s, sl);
 			KB_VEC_PUSH(&s->free_slots, (uint32_t)idx);
 			return r;
 		}
@@ -70,7 +78,7 @@ static int store_put(kb_store *s, kb_object *obj, kb_slot **ret_slot, kb_object 
 	} else {
 		kb_slot empty = {0};
 		if (KB_VEC_PUSH(&s->slots, empty) < 0) {
-			kb_object_free(obj);
+			obj_drop(s, obj);
 			return -ENOMEM;
 		}
 		idx = (int64_t)s->slots.n - 1;
@@ -80,7 +88,7 @@ static int store_put(kb_store *s, kb_object *obj, kb_slot **ret_slot, kb_object 
 	sl->obj = obj;
 	int r = kb_strmap_put(&s->by_key, obj->meta.key, idx);
 	if (r < 0) {
-		slot_clear(sl);
+		slot_clear(s, sl);
 		KB_VEC_PUSH(&s->free_slots, (uint32_t)idx);
 		return r;
 	}
@@ -94,7 +102,7 @@ static bool store_del(kb_store *s, const char *key)
 	if (!kb_strmap_get(&s->by_key, key, &idx))
 		return false;
 	kb_strmap_del(&s->by_key, key);
-	slot_clear(&s->slots.v[idx]);
+	slot_clear(s, &s->slots.v[idx]);
 	/* Best effort: a failed push only loses the slot for reuse. */
 	(void)KB_VEC_PUSH(&s->free_slots, (uint32_t)idx);
 	return true;
@@ -124,6 +132,58 @@ void kb_cluster_init(kb_cluster *c, const char *scheduler_name, const char *defa
 	kb_snapshot_init(&c->live);
 }
 
+static kb_store *store_of(kb_cluster *c, kb_kind kind);
+
+/* Applies every object of src's store `from` to c (borrowed), with the
+ * overrides of its slots. 0 or -ENOMEM. */
+static int share_store(kb_cluster *c, const kb_store *from)
+{
+	for (size_t i = 0; i < from->slots.n; i++) {
+		const kb_slot *f = &from->slots.v[i];
+		if (!f->obj)
+			continue;
+		int r = kb_cluster_apply(c, f->obj, f->created_ms);
+		if (r < 0)
+			return r;
+		kb_store *s = store_of(c, f->obj->kind);
+		kb_slot *sl = store_get(s, f->obj->meta.key);
+		if (!sl)
+			return -ENOMEM; /* cannot happen: just applied */
+		char *node = f->node ? strdup(f->node) : NULL;
+		if (f->node && !node)
+			return -ENOMEM;
+		free(sl->node);
+		*sl = *f;
+		sl->node = node;
+		sl->node_hint = -1;
+	}
+	return 0;
+}
+
+int kb_cluster_share_copy(kb_cluster *ret, const kb_cluster *src)
+{
+	kb_cluster_init(ret, src->scheduler_names[0], src->default_queue);
+	for (uint32_t i = 0; i < src->nscheduler_names; i++)
+		ret->scheduler_names[i] = src->scheduler_names[i];
+	ret->nscheduler_names = src->nscheduler_names;
+	ret->resnames = src->resnames;
+	ret->queue_conf = src->queue_conf;
+	const kb_store *from[] = {&src->nodes, &src->pods, &src->podgroups, &src->queues,
+				  &src->priority_classes, &src->workloads, &src->namespaces,
+				  &src->pvcs, &src->pvs, &src->storage_classes};
+	kb_store *to[] = {&ret->nodes, &ret->pods, &ret->podgroups, &ret->queues,
+			  &ret->priority_classes, &ret->workloads, &ret->namespaces,
+			  &ret->pvcs, &ret->pvs, &ret->storage_classes};
+	for (size_t i = 0; i < sizeof(to) / sizeof(to[0]); i++)
+		to[i]->borrowed = true;
+	int r = 0;
+	for (size_t i = 0; i < sizeof(from) / sizeof(from[0]) && r == 0; i++)
+		r = share_store(ret, from[i]);
+	if (r < 0)
+		kb_cluster_release(ret);
+	return r;
+}
+
 int kb_cluster_add_scheduler_name(kb_cluster *c, const char *name)
 {
 	if (kb_cluster_name_is_ours(c, name))
@@ -149,7 +209,7 @@ void kb_cluster_release(kb_cluster *c)
 	KB_VEC_RELEASE(&c->live_dirty);
 	kb_arena_release(&c->cache.arena);
 	for (size_t i = 0; i < c->retired.n; i++)
-		kb_object_free(c->retired.v[i]);
+		obj_drop(&c->pods, c->retired.v[i]);
 	KB_VEC_RELEASE(&c->retired);
 	store_release(&c->nodes);
 	store_release(&c->pods);
@@ -201,7 +261,7 @@ static void shape_change(kb_cluster *c, bool work)
 	if (work)
 		c->work_generation++;
 	for (size_t i = 0; i < c->retired.n; i++)
-		kb_object_free(c->retired.v[i]);
+		obj_drop(&c->pods, c->retired.v[i]);
 	c->retired.n = 0;
 }
 
@@ -306,7 +366,7 @@ static int apply_volume(kb_cluster *c, kb_store *s, kb_object *obj)
 		sl->overridden = false;
 		sl->status = KB_TASK_PENDING;
 	}
-	kb_object_free(old);
+	obj_drop(s, old);
 	return 0;
 }
 
@@ -380,7 +440,7 @@ int kb_cluster_apply(kb_cluster *c, kb_object *obj, int64_t created_ms)
 	 * but an update that could have been refreshed in place (a burst of
 	 * binding echoes) still makes no work. */
 	shape_change(c, work);
-	kb_object_free(old);
+	obj_drop(s, old);
 	return 0;
 }
 

@@ -54,6 +54,7 @@ typedef struct kb_store {
 	KB_VEC(kb_slot) slots;
 	KB_VEC(uint32_t) free_slots;
 	kb_strmap by_key; /* meta.key -> slot index */
+	bool borrowed; /* the objects are another store's (kb_cluster_share_copy): never freed */
 } kb_store;
 
 /* One task of the cached build: what the build worked out for it beyond
@@ -180,6 +181,17 @@ int kb_cluster_add_scheduler_name(kb_cluster *c, const char *name);
 /* Whether a pod of schedulerName `name` is ours. O(scheduler names). */
 bool kb_cluster_name_is_ours(const kb_cluster *c, const char *name);
 void kb_cluster_release(kb_cluster *c);
+
+/* A copy of src for a run that must not change src (scheduler/estimate.h):
+ * a store of its own, with src's scheduler names, default queue, resource
+ * names, queue file (borrowed) and every object of src with its slot's
+ * overrides (assumed bindings, evictions, phases). The objects are src's,
+ * borrowed, never freed by the copy: the copy is valid while src frees
+ * none of them (no change to src until the copy is released), and must be
+ * given no object of its own (kb_cluster_apply: no manifests). Returns 0,
+ * or -ENOMEM (ret released). Cost: O(objects) map insertions, about 100
+ * bytes per object; the copy's first snapshot is a full build. */
+int kb_cluster_share_copy(kb_cluster *ret, const kb_cluster *src);
 
 /* Adds or replaces an object (by kind and key); the cluster takes ownership
  * even on failure. An update that changes only what a snapshot refreshes

@@ -517,8 +517,8 @@ static int parse_rfc3339(const char *s, int64_t *ret_ms)
 
 /* A timestamp field: *ret_set whether it is there (not absent, null or
  * ""), and then its time in *ret_ms. */
-static int dec_time(dec_ctx *d, const kb_yaml_node *n, const char *path, bool *ret_set,
-		    int64_t *ret_ms)
+int dec_time(dec_ctx *d, const kb_yaml_node *n, const char *path, bool *ret_set,
+	     int64_t *ret_ms)
 {
 	const char *s;
 	int r = dec_str(d, n, path, &s);

@@ -111,6 +111,12 @@ int dec_str_nonempty(dec_ctx *d, const kb_yaml_node *n, const char *path, const 
 int dec_int(dec_ctx *d, const kb_yaml_node *n, const char *path, int64_t min, int64_t max,
 	    int64_t *ret, bool *ret_present);
 
+/* An RFC 3339 timestamp: *ret_set whether it is there (not absent, null
+ * or ""), and then its time in ms since the epoch in *ret_ms. A bad one is
+ * -EINVAL naming path. */
+int dec_time(dec_ctx *d, const kb_yaml_node *n, const char *path, bool *ret_set,
+	     int64_t *ret_ms);
+
 /* true or false into *ret; absent or null leaves *ret unchanged. Anything
  * else: -EINVAL. */
 int dec_bool(dec_ctx *d, const kb_yaml_node *n, const char *path, bool *ret);

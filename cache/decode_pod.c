@@ -242,6 +242,26 @@ static int dec_gpu_wishes(dec_ctx *d, kb_pod_obj *po)
 	return dec_gpu_devices(d, po);
 }
 
+/* What bounds a running pod's run: status.startTime and
+ * spec.activeDeadlineSeconds (>= 1, as the API validates it). */
+static int dec_run_bounds(dec_ctx *d, const kb_yaml_node *spec, const kb_yaml_node *status,
+			  kb_pod_obj *po)
+{
+	bool set = false;
+	int64_t deadline = -1;
+	int r = dec_time(d, kb_yaml_get(status, "startTime"), "status.startTime", &set,
+			 &po->start_ms);
+	if (r < 0)
+		return r;
+	if (!set)
+		po->start_ms = 0;
+	if ((r = dec_int(d, kb_yaml_get(spec, "activeDeadlineSeconds"),
+			 "spec.activeDeadlineSeconds", 1, INT64_MAX / 1000, &deadline, &set)) < 0)
+		return r;
+	po->active_deadline_ms = set ? deadline * 1000 : -1;
+	return 0;
+}
+
 int dec_pod(dec_ctx *d)
 {
 	kb_pod_obj *po = &d->o->u.pod;
@@ -289,7 +309,8 @@ int dec_pod(dec_ctx *d)
 	if ((r = dec_sim_seconds(d, KB_ANN_SIM_ARRIVAL, &po->sim_arrival_ms)) < 0 ||
 	    (r = dec_sim_seconds(d, KB_ANN_SIM_DURATION, &po->sim_duration_ms)) < 0)
 		return r;
-	if ((r = dec_gpu_wishes(d, po)) < 0 || (r = dec_topology(d, NULL, &po->topology)) < 0)
+	if ((r = dec_run_bounds(d, spec, status, po)) < 0 ||
+	    (r = dec_gpu_wishes(d, po)) < 0 || (r = dec_topology(d, NULL, &po->topology)) < 0)
 		return r;
 	/* A share of a GPU is a request, even one the kubelet does not count. */
 	po->best_effort = kb_res_is_best_effort(&po->req) && po->spec.gpu_milli == 0;

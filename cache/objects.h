@@ -90,6 +90,9 @@
 /* KB_ANN_GPU_MILLI ("kube-batchd.io/gpu-milli", 1..999: a share of one GPU) is in api/types.h */
 #define KB_ANN_GPU_TOPOLOGY "kube-batchd.io/gpu-topology" /* node: "0,1,2,3;4,5,6,7" groups */
 #define KB_ANN_GPU_DEVICES "kube-batchd.io/gpu-devices"   /* pod, written at bind: "0,1" */
+/* PodGroup, written by the daemon while it waits (daemon/estimates.h):
+ * RFC 3339 UTC, or "unknown" */
+#define KB_ANN_ESTIMATED_START "kube-batchd.io/estimated-start"
 #define KB_LABEL_GPU_PRODUCT "nvidia.com/gpu.product"
 /* GPU Feature Discovery's labels of a node whose device plugin shares GPUs
  * (time-slicing or MPS): each GPU is advertised as `replicas` nvidia.com/gpu,
@@ -262,6 +265,10 @@ typedef struct kb_pod_obj {
 	kb_pod_spec spec;
 	int64_t sim_arrival_ms;  /* KB_ANN_SIM_ARRIVAL, 0 when absent */
 	int64_t sim_duration_ms; /* KB_ANN_SIM_DURATION, -1 when absent (runs forever) */
+	/* What says when a running pod ends (scheduler/estimate.h): status.startTime
+	 * (0 when absent) and spec.activeDeadlineSeconds in ms (-1 when absent). */
+	int64_t start_ms;
+	int64_t active_deadline_ms;
 	const uint8_t *gpu_devices; /* KB_ANN_GPU_DEVICES (cluster mode), or NULL */
 	uint32_t ngpu_devices;
 	/* The KB_ANN_TOPO_* and Kueue annotations (.set false without any):

@@ -17,12 +17,18 @@
  *     (up to MINIMISE_TRIALS simulations).
  * Each step reads the cluster again (the store is changed by a run):
  * 4 + log2(jobs running) + MINIMISE_TRIALS reads and simulations at most.
+ * And when it would start (scheduler/estimate.h, one more simulation over
+ * a copy of the first read, the pods bound ending at their duration
+ * annotation or activeDeadlineSeconds: no runtime history here), with the
+ * daemon's own estimate from the PodGroup's annotation
+ * kube-batchd.io/estimated-start when it wrote one (its history counts).
  */
 #include <errno.h>
 #include <stdarg.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "api/jobstatus.h"
 
@@ -31,6 +37,8 @@
 #include "cmd/cli_cmds.h"
 #include "cmd/live.h"
 #include "cmd/views.h"
+#include "plugins/registry.h"
+#include "scheduler/estimate.h"
 #include "scheduler/simulate.h"
 
 #define TRIAL_SESSIONS 10
@@ -206,6 +214,9 @@ typedef struct report {
 	const char *name;
 	const char *state; /* "running", "waiting", "placeable" */
 	char summary[512];
+	char estimate[640];  /* "2026-...Z (in 20.000s, after ns/a)" or "unknown: why", or "" */
+	bool estimate_known;
+	char annotation[128]; /* the daemon's kube-batchd.io/estimated-start, or "" */
 	KB_VEC(char *) why;   /* the scheduler's reasons */
 	KB_VEC(char *) fixes; /* what would make it run */
 	KB_VEC(char *) detail; /* bindings or evictions a fix would bring */
@@ -261,6 +272,14 @@ static void report_print(const report *rp, bool json, FILE *out)
 		kb_json_put_str(out, rp->state);
 		fputs(",\n  \"summary\": ", out);
 		kb_json_put_str(out, rp->summary);
+		if (rp->estimate[0]) {
+			fputs(",\n  \"estimatedStart\": ", out);
+			kb_json_put_str(out, rp->estimate);
+		}
+		if (rp->annotation[0]) {
+			fputs(",\n  \"daemonEstimatedStart\": ", out);
+			kb_json_put_str(out, rp->annotation);
+		}
 		print_list_json(out, "why", rp->why.v, rp->why.n);
 		print_list_json(out, "wouldRunIf", rp->fixes.v, rp->fixes.n);
 		print_list_json(out, "detail", rp->detail.v, rp->detail.n);
@@ -268,6 +287,11 @@ static void report_print(const report *rp, bool json, FILE *out)
 		return;
 	}
 	fprintf(out, "PodGroup %s: %s\n", rp->name, rp->summary);
+	if (rp->estimate[0])
+		fprintf(out, "Estimated start: %s\n", rp->estimate);
+	if (rp->annotation[0])
+		fprintf(out, "The daemon's estimate (annotation %s): %s\n", KB_ANN_ESTIMATED_START,
+			rp->annotation);
 	if (rp->why.n) {
 		fputs("\nWhy it waits (the scheduler's reasons):\n", out);
 		for (size_t i = 0; i < rp->why.n; i++)
@@ -513,6 +537,49 @@ out:
 	return r;
 }
 
+/* When target would start (scheduler/estimate.h) into rp->estimate, from
+ * a copy of l's store (not changed). 0 or -errno with err. */
+static int say_estimate(const kb_live_options *o, kb_live *l, const char *target, report *rp,
+			kb_err *err)
+{
+	kb_conf conf;
+	int r = o->scheduler_conf ? kb_conf_load_file(o->scheduler_conf, &kb_builtin_registry, &conf, err)
+				  : kb_conf_load_default(&kb_builtin_registry, &conf, err);
+	if (r < 0)
+		return r;
+	kb_estimate_options eo = {.conf = &conf, .now_ms = l->info.read_ms,
+				  .period_ms = o->period_ms, .only = target};
+	kb_sim_result res;
+	r = kb_estimate_run(&l->cluster, &eo, &res, err);
+	const kb_sim_estimate *e = r == 0 ? kb_estimate_find(&res, target) : NULL;
+	if (e && e->known) {
+		char ts[32] = "?";
+		time_t t = (time_t)((l->info.read_ms + e->time_ms) / 1000);
+		struct tm tm;
+		if (gmtime_r(&t, &tm))
+			(void)strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
+		(void)snprintf(rp->estimate, sizeof(rp->estimate), "%s (in %" PRId64 ".%03" PRId64
+			       "s%s%s%s)", ts, e->time_ms / 1000, e->time_ms % 1000,
+			       e->after[0] ? ", after " : "", e->after,
+			       e->after[0] ? (strchr(e->after, ',') ? " end" : " ends") : "");
+		rp->estimate_known = true;
+	} else if (e) {
+		(void)snprintf(rp->estimate, sizeof(rp->estimate), "unknown: %s", e->unknown);
+	}
+	kb_sim_result_release(&res);
+	kb_conf_release(&conf);
+	return r;
+}
+
+/* The daemon's estimate, from the PodGroup's annotation, into rp. */
+static void say_annotation(kb_live *l, const char *target, report *rp)
+{
+	const kb_slot *sl = kb_cluster_slot(&l->cluster, KB_KIND_PODGROUP, target);
+	const char *v = sl ? kb_labels_get(&sl->obj->meta.annotations, KB_ANN_ESTIMATED_START) : NULL;
+	if (v)
+		(void)snprintf(rp->annotation, sizeof(rp->annotation), "%s", v);
+}
+
 static int explain(const kb_live_options *o, const char *target, report *rp, kb_err *err)
 {
 	kb_live live;
@@ -551,7 +618,10 @@ static int explain(const kb_live_options *o, const char *target, report *rp, kb_
 			       "waiting: phase %s, %d of minMember %d pods bound or running, %d "
 			       "pending, %d held by scheduling gates", kb_pg_phase_name(jb->phase),
 			       ready, min, jb->nstatus[KB_TASK_PENDING], jb->ngated);
-		r = why_and_fixes(o, target, &s, (uint32_t)j, rp, err);
+		say_annotation(&live, target, rp);
+		r = say_estimate(o, &live, target, rp, err);
+		if (r == 0)
+			r = why_and_fixes(o, target, &s, (uint32_t)j, rp, err);
 	}
 out:
 	if (r == -ENOMEM && !err->msg[0])

@@ -21,6 +21,7 @@
 #include "base/log.h"
 #include "cache/cluster.h"
 #include "daemon/endpoint.h"
+#include "daemon/estimates.h"
 #include "daemon/leader.h"
 #include "daemon/metrics.h"
 #include "daemon/summary.h"
@@ -70,6 +71,10 @@ struct daemon_state {
 	kb_kube_client *list_client;
 	kb_cluster cluster;
 	kb_writers *writers;
+	/* Estimated starts and the runtime history (estimates.h), run by
+	 * estimate_timer a while after a session, off its latency path. */
+	kb_estimates *estimates;
+	ev_timer estimate_timer;
 
 	/* The queue file in force, and what its stat said when it was read. */
 	kb_queue_conf qconf;
@@ -212,8 +217,10 @@ static void on_upsert(void *ctx, kb_object *obj)
 static void on_remove(void *ctx, kb_kind kind, const char *key)
 {
 	daemon_state *d = ctx;
-	if (kind == KB_KIND_POD)
+	if (kind == KB_KIND_POD) {
+		kb_estimates_pod_gone(d->estimates, key, wall_ms());
 		kb_writers_forget_pod(d->writers, key);
+	}
 	else if (kind == KB_KIND_PODGROUP)
 		kb_writers_forget_podgroup(d->writers, key);
 	kb_cluster_delete(&d->cluster, kind, key);
@@ -440,10 +447,22 @@ static void run_session(daemon_state *d)
 	d->had_session = true;
 	d->last_session_end_s = mono_s();
 	d->last_session_dur_s = dt;
+	/* A quarter period on, once the session's writes are on their way. */
+	if (!ev_is_active(&d->estimate_timer)) {
+		ev_timer_set(&d->estimate_timer, d->period_s / 4, 0.);
+		ev_timer_start(d->loop, &d->estimate_timer);
+	}
 	kb_vlog(1, "session %" PRIu64 ": %u jobs, %u binds, %u evictions, %.3f ms%s",
 		d->counters.sessions, njobs, binds, evictions, dt * 1000.0,
 		replayed ? " (nothing changed since a session that changed nothing: "
 			   "preempt and reclaim skipped)" : "");
+}
+
+static void on_estimate(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	daemon_state *d = w->data;
+	if (d->synced && d->leading && !d->stopping)
+		kb_estimates_after_session(d->estimates, wall_ms());
 }
 
 static void on_tick(struct ev_loop *loop, ev_timer *w, int revents)
@@ -740,7 +759,11 @@ static int start_clients(daemon_state *d, kb_err *err)
 	if (!d->list_client)
 		return err && err->code ? err->code : -EINVAL;
 	d->writers = kb_writers_new(d->write_client, &d->cluster, opt->scheduler_name, err);
-	return d->writers ? 0 : -ENOMEM;
+	if (d->writers)
+		d->estimates = kb_estimates_new(&d->cluster, d->writers, &d->conf, opt->period_ms);
+	if (d->writers && !d->estimates)
+		kb_err_set(err, -ENOMEM, "estimates: out of memory");
+	return d->estimates ? 0 : -ENOMEM;
 }
 
 /* Signals, the tick, the discovery retry and the early session's timer. */
@@ -760,6 +783,8 @@ static void start_watchers(daemon_state *d, double period)
 	d->soon.data = d;
 	ev_timer_init(&d->drain, on_drain, DRAIN_POLL_S, DRAIN_POLL_S);
 	d->drain.data = d;
+	ev_init(&d->estimate_timer, on_estimate);
+	d->estimate_timer.data = d;
 }
 
 static void stop_watchers(daemon_state *d)
@@ -769,6 +794,7 @@ static void stop_watchers(daemon_state *d)
 	ev_timer_stop(d->loop, &d->soon);
 	ev_timer_stop(d->loop, &d->discovery_retry);
 	ev_timer_stop(d->loop, &d->drain);
+	ev_timer_stop(d->loop, &d->estimate_timer);
 	ev_signal_stop(d->loop, &d->sigterm);
 	ev_signal_stop(d->loop, &d->sigint);
 	d->endpoint = kb_endpoint_stop(d->endpoint);
@@ -818,6 +844,7 @@ static void release_all(daemon_state *d)
 	d->write_client = kb_kube_client_free(d->write_client);
 	d->control_client = kb_kube_client_free(d->control_client);
 	d->list_client = kb_kube_client_free(d->list_client);
+	d->estimates = kb_estimates_free(d->estimates);
 	d->writers = kb_writers_free(d->writers);
 	kb_kube_config_release(&d->kcfg);
 	if (d->qconf_loaded)

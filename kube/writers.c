@@ -117,6 +117,7 @@ enum req_kind {
 	REQ_QUEUE_STATUS,
 	REQ_PV_CLAIM, /* a PersistentVolume's spec.claimRef (key: the volume) */
 	REQ_PVC_NODE, /* a claim's selected-node annotation (key: "ns/name") */
+	REQ_PG_ANNOTATION, /* an annotation of a PodGroup (kb_writers_podgroup_annotation) */
 };
 
 typedef struct wreq {
@@ -301,7 +302,7 @@ __attribute__((format(printf, 6, 7))) static int send_json(kb_writers *w, wreq *
 		wreq_free(r);
 		return -ENOMEM;
 	}
-	int rc = r->kind == REQ_EVENT
+	int rc = r->kind == REQ_EVENT || r->kind == REQ_PG_ANNOTATION
 			 ? kb_kube_request_background(w->client, method, path, text, content_type, on_done, r)
 			 : kb_kube_request(w->client, method, path, text, content_type, on_done, r);
 	free(text);
@@ -1536,6 +1537,45 @@ int kb_writers_queue_status(kb_writers *w, const char *name, const kb_queue_repo
 	return rc;
 }
 
+static void annotation_done(kb_writers *w, wreq *r, int status, const char *body, size_t len)
+{
+	if (status == 200 || status == 201) {
+		w->stats.annotation_writes++;
+		return;
+	}
+	if (status == 404)
+		return; /* the PodGroup is gone */
+	char why[512];
+	reason_of(status, body, len, why, sizeof(why));
+	kb_warn("setting annotation %s of PodGroup \"%s\" failed: %s; tried again at its next "
+		"refresh", r->name ? r->name : "", r->key, why);
+}
+
+int kb_writers_podgroup_annotation(kb_writers *w, const char *key, const char *name,
+				   const char *value)
+{
+	const kb_slot *sl = kb_cluster_slot(w->cluster, KB_KIND_PODGROUP, key);
+	if (!sl)
+		return -ENOENT;
+	const kb_object *o = sl->obj;
+	json_t *ann = json_object();
+	if (!ann || json_object_set_new(ann, name, value ? json_string(value) : json_null()) < 0) {
+		json_decref(ann);
+		return -ENOMEM;
+	}
+	json_t *body = json_pack("{s:{s:o}}", "metadata", "annotations", ann);
+	wreq *r = body ? wreq_new(w, REQ_PG_ANNOTATION) : NULL;
+	if (!r || !(r->key = strdup(key)) || !(r->name = strdup(name))) {
+		if (r)
+			wreq_free(r);
+		json_decref(body);
+		return -ENOMEM;
+	}
+	return send_json(w, r, "PATCH", body, "application/merge-patch+json",
+			 "/apis/%s/namespaces/%s/podgroups/%s", o->api_version, o->meta.ns,
+			 o->meta.name);
+}
+
 static void on_done(void *ctx, int status, const char *body, size_t len)
 {
 	wreq *r = ctx;
@@ -1560,6 +1600,9 @@ static void on_done(void *ctx, int status, const char *body, size_t len)
 		break;
 	case REQ_QUEUE_STATUS:
 		queue_status_done(w, r, status, body, len);
+		break;
+	case REQ_PG_ANNOTATION:
+		annotation_done(w, r, status, body, len);
 		break;
 	case REQ_EVENT:
 		if (status == 200 || status == 201) {

@@ -97,6 +97,7 @@ typedef struct kb_writer_stats {
 	kb_code_count bind_failure_codes[KB_WRITER_CODES + 1]; /* the last: code -1 */
 	uint32_t nbind_failure_codes;
 	uint64_t queue_status_writes; /* Queue status writes (kb_writers_queue_status) */
+	uint64_t annotation_writes;   /* PodGroup annotation writes (kb_writers_podgroup_annotation) */
 } kb_writer_stats;
 
 /* The effects table of cluster mode; pass a kb_writers as its ctx. */
@@ -139,6 +140,17 @@ void kb_writers_stats(const kb_writers *w, kb_writer_stats *ret);
  * or nothing to write) or -ENOMEM. Cost: O(KB_RES_MAX) plus one request
  * when written. */
 int kb_writers_queue_status(kb_writers *w, const char *name, const kb_queue_report *want);
+
+/* Sets annotation `name` of the PodGroup `key` as the cache holds it to
+ * value (NULL: removes it): a merge-patch of metadata.annotations of
+ * .../podgroups/NAME (the object, not its status), sent in the background
+ * (after the bindings and status writes queued). Sent as asked: the caller
+ * decides when (daemon/estimates.h keeps it to once a minute per group).
+ * Counted in annotation_writes when accepted; a failure is logged (not a
+ * 404: the group is gone). Returns 0, -ENOENT (no such PodGroup in the
+ * cache) or -ENOMEM. Cost: one request. */
+int kb_writers_podgroup_annotation(kb_writers *w, const char *key, const char *name,
+				   const char *value);
 
 /* The Queue object `name` as the cache holds it, or NULL. O(1). */
 const kb_object *kb_writers_cached_queue(const kb_writers *w, const char *name);

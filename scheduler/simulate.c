@@ -6,9 +6,11 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "api/defaults.h"
 #include "api/quantity.h"
+#include "base/strmap.h"
 #include "base/yaml_doc.h"
 #include "cache/manifests.h"
 #include "scheduler/framework.h"
@@ -24,6 +26,7 @@ typedef struct sim_completion {
 	int64_t end_ms;
 	int64_t started_ms;
 	char *pod;
+	bool api_bound; /* a pod the API had bound (opt->ends), not the run */
 } sim_completion;
 
 typedef struct sim_state {
@@ -39,6 +42,7 @@ typedef struct sim_state {
 	KB_VEC(kb_sim_eviction) new_evicts;
 	bool changed; /* the session changed something worth another session */
 	kb_session_memo memo; /* what the last session learnt for the next */
+	kb_strmap started; /* PodGroups in res.gang_starts (keys borrowed from it) */
 	int oom;
 } sim_state;
 
@@ -124,6 +128,22 @@ static int fx_evict(void *ctx, const kb_snapshot *snap, int64_t now_ms, const kb
 	return 0;
 }
 
+/* Records the first session that reports j running whole. 0 or -ENOMEM. */
+static int note_gang_start(sim_state *sim, const kb_job *j, const kb_job_status *st)
+{
+	int32_t min = j->min_member > 0 ? j->min_member : 1;
+	if (st->phase != KB_PG_RUNNING && st->phase != KB_PG_COMPLETED && st->scheduled < min)
+		return 0;
+	if (kb_strmap_get(&sim->started, j->key, NULL))
+		return 0;
+	kb_sim_gang_start g = {.name = xstrdup(sim, j->key), .time_ms = sim->now_ms - sim->start_ms};
+	if (sim->oom || KB_VEC_PUSH(&sim->res.gang_starts, g) < 0) {
+		free(g.name);
+		return -ENOMEM;
+	}
+	return kb_strmap_put(&sim->started, g.name, 1);
+}
+
 static int fx_job_status(void *ctx, const kb_snapshot *snap, const kb_job *j,
 			 const kb_job_status *st)
 {
@@ -143,10 +163,13 @@ static int fx_job_status(void *ctx, const kb_snapshot *snap, const kb_job *j,
 		free(g.reason);
 		return -ENOMEM;
 	}
+	int r = note_gang_start(sim, j, st);
+	if (r < 0)
+		return r;
 	if (j->foreign)
 		return 0; /* another scheduler's group: shown, never written */
 	uint64_t before = sim->cluster->generation;
-	int r = kb_cluster_set_podgroup_phase(sim->cluster, j->key, st->phase);
+	r = kb_cluster_set_podgroup_phase(sim->cluster, j->key, st->phase);
 	if (sim->cluster->generation != before)
 		sim->changed = true;
 	return r == -ENOENT ? 0 : r;
@@ -255,6 +278,45 @@ static int apply_decisions(sim_state *sim)
 	return r;
 }
 
+/* Adds pod's end on node at now to res.completions. 0 or -ENOMEM. */
+static int record_completion(sim_state *sim, const char *pod, const char *node)
+{
+	kb_sim_completion done = {.pod = xstrdup(sim, pod), .node = xstrdup(sim, node),
+				  .time_ms = sim->now_ms - sim->start_ms};
+	if (sim->oom || KB_VEC_PUSH(&sim->res.completions, done) < 0) {
+		free(done.pod);
+		free(done.node);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* The ends the caller gave (opt->ends) of the pods the API bound, as
+ * completions. 0 or -ENOMEM. */
+static int seed_ends(sim_state *sim)
+{
+	const kb_sim_options *opt = sim->opt;
+	for (uint32_t i = 0; i < opt->nends; i++) {
+		const kb_slot *sl = kb_cluster_pod(sim->cluster, opt->ends[i].pod);
+		/* As the API shows it, or bound by the scheduler (a binding in flight). */
+		if (!sl || (sl->overridden ? !sl->node || !kb_task_status_allocated(sl->status)
+					   : !sl->obj->u.pod.node_name))
+			continue;
+		sim_completion c = {
+			.end_ms = opt->ends[i].end_ms > sim->start_ms ? opt->ends[i].end_ms
+								       : sim->start_ms,
+			.started_ms = sl->started_ms,
+			.pod = xstrdup(sim, opt->ends[i].pod),
+			.api_bound = true,
+		};
+		if (sim->oom || KB_VEC_PUSH(&sim->completions, c) < 0) {
+			free(c.pod);
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
 /* Finishes the pods whose run ends at or before now. */
 static int complete_due(sim_state *sim)
 {
@@ -268,9 +330,18 @@ static int complete_due(sim_state *sim)
 		}
 		kb_slot *sl = kb_cluster_pod(sim->cluster, c->pod);
 		/* Only the run that was scheduled to end: an evicted and rebound pod has
-		 * a later start. */
-		if (sl && sl->overridden && sl->status == KB_TASK_RUNNING && sl->started_ms == c->started_ms)
-			r = kb_cluster_set_pod(sim->cluster, c->pod, sl->node, KB_TASK_SUCCEEDED,
+		 * a later start; a pod the API bound, while the run has not moved it. */
+		const char *node = NULL;
+		if (sl && c->api_bound && !sl->overridden)
+			node = sl->obj->u.pod.node_name;
+		else if (sl && sl->overridden && sl->started_ms == c->started_ms &&
+			 (sl->status == KB_TASK_RUNNING ||
+			  (c->api_bound && kb_task_status_allocated(sl->status))))
+			node = sl->node;
+		if (node)
+			r = record_completion(sim, c->pod, node);
+		if (node && r == 0)
+			r = kb_cluster_set_pod(sim->cluster, c->pod, node, KB_TASK_SUCCEEDED,
 					       c->started_ms, sl->gpu_mask);
 		free(c->pod);
 		if (r < 0)
@@ -329,6 +400,43 @@ static void print_volume_bindings(const kb_sim_result *res, FILE *out)
 		kb_json_put_str(out, b->node);
 		fputs(", \"time\": ", out);
 		json_time(out, b->time_ms);
+		fputc('}', out);
+	}
+	fputs("\n  ]", out);
+}
+
+/* The time start_ms + ms as RFC 3339 UTC, to the second, into buf (32
+ * bytes), or "?" when it has no such form. */
+static const char *fmt_rfc3339(int64_t ms, char *buf, size_t n)
+{
+	time_t t = (time_t)(ms / 1000);
+	struct tm tm;
+	if (!gmtime_r(&t, &tm) || strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+		return "?";
+	return buf;
+}
+
+/* "estimates" (only when the caller filled any), after "queues". */
+static void print_estimates_json(const kb_sim_result *res, FILE *out)
+{
+	if (!res->estimates.n)
+		return;
+	char ts[32];
+	fputs(",\n  \"estimates\": [", out);
+	for (size_t i = 0; i < res->estimates.n; i++) {
+		const kb_sim_estimate *e = &res->estimates.v[i];
+		fputs(i ? ",\n    {\"podgroup\": " : "\n    {\"podgroup\": ", out);
+		kb_json_put_str(out, e->podgroup);
+		if (e->known) {
+			fprintf(out, ", \"estimated_start\": \"%s\", \"seconds_from_now\": ",
+				fmt_rfc3339(res->start_ms + e->time_ms, ts, sizeof(ts)));
+			json_time(out, e->time_ms);
+			fputs(", \"after\": ", out);
+			kb_json_put_str(out, e->after ? e->after : "");
+		} else {
+			fputs(", \"estimated_start\": \"unknown\", \"reason\": ", out);
+			kb_json_put_str(out, e->unknown ? e->unknown : "");
+		}
 		fputc('}', out);
 	}
 	fputs("\n  ]", out);
@@ -400,7 +508,9 @@ static void print_json(const kb_sim_result *res, FILE *out)
 		kb_res_put_json(out, &q->allocated, &res->resnames);
 		fputc('}', out);
 	}
-	fputs(res->queues.n ? "\n  ]\n}\n" : "]\n}\n", out);
+	fputs(res->queues.n ? "\n  ]" : "]", out);
+	print_estimates_json(res, out);
+	fputs("\n}\n", out);
 }
 
 /* "12.345s" into buf (callers pass 32 bytes: any int64 fits, nothing is cut). */
@@ -408,6 +518,26 @@ static const char *fmt_time(int64_t ms, char *buf, size_t n)
 {
 	int w = snprintf(buf, n, "%" PRId64 ".%03" PRId64 "s", ms / 1000, ms % 1000);
 	return w >= 0 && (size_t)w < n ? buf : "?";
+}
+
+static void print_estimates_table(const kb_sim_result *res, FILE *out)
+{
+	if (!res->estimates.n)
+		return;
+	char ts[32], tb[32];
+	fprintf(out, "\nESTIMATED STARTS (%zu)\n%-36s %-21s %-12s %s\n", res->estimates.n,
+		"PODGROUP", "ESTIMATED START", "FROM NOW", "AFTER / WHY UNKNOWN");
+	for (size_t i = 0; i < res->estimates.n; i++) {
+		const kb_sim_estimate *e = &res->estimates.v[i];
+		if (e->known)
+			fprintf(out, "%-36s %-21s %-12s %s\n", e->podgroup,
+				fmt_rfc3339(res->start_ms + e->time_ms, ts, sizeof(ts)),
+				fmt_time(e->time_ms, tb, sizeof(tb)),
+				e->after && *e->after ? e->after : "-");
+		else
+			fprintf(out, "%-36s %-21s %-12s %s\n", e->podgroup, "unknown", "-",
+				e->unknown ? e->unknown : "");
+	}
 }
 
 static void print_table(const kb_sim_result *res, FILE *out)
@@ -461,6 +591,7 @@ static void print_table(const kb_sim_result *res, FILE *out)
 		for (size_t i = 0; i < res->pending.n; i++)
 			fprintf(out, "%-36s %s\n", res->pending.v[i].pod, res->pending.v[i].reason);
 	}
+	print_estimates_table(res, out);
 }
 
 /* ---- the run --------------------------------------------------------------------- */
@@ -491,6 +622,20 @@ void kb_sim_result_release(kb_sim_result *res)
 		free(res->volume_binds.v[i].volume);
 		free(res->volume_binds.v[i].node);
 	}
+	for (size_t i = 0; i < res->gang_starts.n; i++)
+		free(res->gang_starts.v[i].name);
+	for (size_t i = 0; i < res->completions.n; i++) {
+		free(res->completions.v[i].pod);
+		free(res->completions.v[i].node);
+	}
+	for (size_t i = 0; i < res->estimates.n; i++) {
+		free(res->estimates.v[i].podgroup);
+		free(res->estimates.v[i].after);
+		free(res->estimates.v[i].unknown);
+	}
+	KB_VEC_RELEASE(&res->gang_starts);
+	KB_VEC_RELEASE(&res->completions);
+	KB_VEC_RELEASE(&res->estimates);
 	KB_VEC_RELEASE(&res->volume_binds);
 	KB_VEC_RELEASE(&res->bindings);
 	KB_VEC_RELEASE(&res->evictions);
@@ -507,6 +652,7 @@ static void sim_release(sim_state *sim)
 	KB_VEC_RELEASE(&sim->completions);
 	KB_VEC_RELEASE(&sim->new_binds);
 	KB_VEC_RELEASE(&sim->new_evicts);
+	kb_strmap_release(&sim->started);
 	kb_sim_result_release(&sim->res);
 	if (sim->cluster == &sim->own)
 		kb_cluster_release(&sim->own);
@@ -568,6 +714,15 @@ static int sim_session(sim_state *sim, const kb_conf *conf, kb_err *err)
 	return r;
 }
 
+/* The thread's CPU time in ms (for opt->budget_ms). */
+static int64_t cpu_ms(void)
+{
+	struct timespec ts;
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) < 0)
+		return 0;
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 /* The sessions, from sim->start_ms until nothing is left to happen, max
  * time or max sessions; the pods of later arrive on time (taken over).
  * 0 or -errno with err. */
@@ -582,8 +737,15 @@ static int sim_loop(sim_state *sim, const kb_conf *conf, kb_object_vec *later, k
 	size_t next_arrival = 0;
 	uint32_t sessions = 0;
 	int64_t end_ms = start;
+	int64_t cpu0 = cpu_ms();
+	sim->res.stop = KB_SIM_STOP_MAX_TIME;
 	for (sim->now_ms = start; sim->now_ms - start <= max_time;) {
+		if (opt->budget_ms > 0 && cpu_ms() - cpu0 > opt->budget_ms) {
+			sim->res.stop = KB_SIM_STOP_BUDGET;
+			break;
+		}
 		if (sessions >= max_sessions) {
+			sim->res.stop = KB_SIM_STOP_MAX_SESSIONS;
 			/* Something changes every period and keeps changing: report
 			 * what there is rather than run for ever. */
 			if (!opt->max_sessions)
@@ -614,8 +776,10 @@ static int sim_loop(sim_state *sim, const kb_conf *conf, kb_object_vec *later, k
 			if (next_arrival < later->n &&
 			    start + later->v[next_arrival]->u.pod.sim_arrival_ms < ev)
 				ev = start + later->v[next_arrival]->u.pod.sim_arrival_ms;
-			if (ev == INT64_MAX)
+			if (ev == INT64_MAX) {
+				sim->res.stop = KB_SIM_STOP_QUIET;
 				break;
+			}
 			if (ev > next)
 				next = start + (ev - start + period - 1) / period * period;
 		}
@@ -629,14 +793,21 @@ static int sim_loop(sim_state *sim, const kb_conf *conf, kb_object_vec *later, k
 int kb_simulate_run(const kb_sim_options *opt, kb_sim_result *ret, kb_err *err)
 {
 	memset(ret, 0, sizeof(*ret));
-	kb_conf conf;
-	int r = opt->scheduler_conf ? kb_conf_load_file(opt->scheduler_conf, opt->registry, &conf, err)
-				    : kb_conf_load_default(opt->registry, &conf, err);
+	kb_conf own_conf;
+	memset(&own_conf, 0, sizeof(own_conf));
+	int r = 0;
+	if (!opt->conf)
+		r = opt->scheduler_conf
+			    ? kb_conf_load_file(opt->scheduler_conf, opt->registry, &own_conf, err)
+			    : kb_conf_load_default(opt->registry, &own_conf, err);
 	if (r < 0)
 		return r;
+	const kb_conf *conf = opt->conf ? opt->conf : &own_conf;
 	sim_state sim;
 	memset(&sim, 0, sizeof(sim));
+	kb_strmap_init(&sim.started);
 	sim.opt = opt;
+	sim.res.start_ms = opt->start_ms;
 	if (opt->cluster) {
 		sim.cluster = opt->cluster;
 	} else {
@@ -649,8 +820,11 @@ int kb_simulate_run(const kb_sim_options *opt, kb_sim_result *ret, kb_err *err)
 	kb_object_vec later = {0};
 	if ((r = sim_load(&sim, &qconf, &later, err)) < 0)
 		goto out;
-
-	if ((r = sim_loop(&sim, &conf, &later, err)) < 0)
+	if ((r = seed_ends(&sim)) < 0) {
+		kb_err_set(err, r, "out of memory");
+		goto out;
+	}
+	if ((r = sim_loop(&sim, conf, &later, err)) < 0)
 		goto out;
 	*ret = sim.res;
 	memset(&sim.res, 0, sizeof(sim.res));
@@ -660,7 +834,8 @@ out:
 	KB_VEC_RELEASE(&later);
 	sim_release(&sim);
 	kb_queue_conf_release(&qconf);
-	kb_conf_release(&conf);
+	if (!opt->conf)
+		kb_conf_release(&own_conf);
 	return r;
 }
 

@@ -23,9 +23,11 @@
  * the wall-clock time it was read at; virtual time starts there (so pods'
  * ages and preemption cool-downs are as the daemon would see them), the
  * manifests are added as the newest objects, and every time reported is
- * counted from that start. Pods the API has bound stay bound (and run for
- * ever: the API says nothing of when they end); pods it has pending are
- * pending work like the manifests' pods.
+ * counted from that start. Pods the API has bound stay bound and run for
+ * ever, unless the caller says when each ends (opt->ends: worked out by
+ * scheduler/estimate.h from the pod's duration annotation, its
+ * activeDeadlineSeconds or past runtimes); pods it has pending are pending
+ * work like the manifests' pods.
  */
 #ifndef KB_SCHEDULER_SIMULATE_H
 #define KB_SCHEDULER_SIMULATE_H
@@ -41,6 +43,20 @@
 #include "api/types.h"
 
 typedef enum kb_sim_output { KB_SIM_JSON, KB_SIM_TABLE } kb_sim_output;
+
+/* When a pod the API has bound ends (kb_sim_options.ends). */
+typedef struct kb_sim_end {
+	const char *pod; /* "ns/name" */
+	int64_t end_ms;  /* absolute, as start_ms; at or before start_ms: at the first session */
+} kb_sim_end;
+
+/* Why a run stopped. */
+typedef enum kb_sim_stop {
+	KB_SIM_STOP_QUIET,        /* nothing left to happen */
+	KB_SIM_STOP_MAX_TIME,     /* the next event is past max_time */
+	KB_SIM_STOP_MAX_SESSIONS, /* max_sessions */
+	KB_SIM_STOP_BUDGET,       /* budget_ms of CPU time */
+} kb_sim_stop;
 
 typedef struct kb_sim_options {
 	const char *const *files;
@@ -62,6 +78,18 @@ typedef struct kb_sim_options {
 	kb_cluster *cluster;
 	int64_t start_ms;       /* virtual time of the first session (0 for manifests) */
 	uint32_t max_sessions;  /* 0: a million */
+	/* A configuration already loaded (borrowed); scheduler_conf is then
+	 * not read. NULL: scheduler_conf, else the built-in default. */
+	const kb_conf *conf;
+	/* Pods of opt->cluster the API has bound that end, and when (borrowed;
+	 * a pod named twice ends at its first end, one not bound is ignored):
+	 * each finishes (Succeeded) at its end unless the run evicted it
+	 * before, freeing its node. */
+	const kb_sim_end *ends;
+	uint32_t nends;
+	/* CPU time the run may take, in ms (0: no bound): it stops after the
+	 * first session that passes it (KB_SIM_STOP_BUDGET). */
+	int64_t budget_ms;
 } kb_sim_options;
 
 /* What a run decided and what its last session reported. Times are
@@ -96,6 +124,30 @@ typedef struct kb_sim_group {
 	bool left_alone; /* another scheduler's group (kb_job.foreign): reported only */
 } kb_sim_group;
 
+/* A PodGroup whose gang first ran: the first session that reported it
+ * Running (at least minMember placed), the run's first session for one
+ * running already. */
+typedef struct kb_sim_gang_start {
+	char *name;
+	int64_t time_ms;
+} kb_sim_gang_start;
+
+/* A pod that finished: its duration, or its end (opt->ends). */
+typedef struct kb_sim_completion {
+	char *pod, *node;
+	int64_t time_ms;
+} kb_sim_completion;
+
+/* An estimated start (scheduler/estimate.h fills these; simulate prints
+ * them after the queues when there are any). */
+typedef struct kb_sim_estimate {
+	char *podgroup;
+	bool known;
+	int64_t time_ms; /* known: after start_ms */
+	char *after;     /* known: the jobs whose ends let it start ("" if none) */
+	char *unknown;   /* not known: why */
+} kb_sim_estimate;
+
 typedef struct kb_sim_queue {
 	char *name;
 	int32_t weight;
@@ -113,6 +165,11 @@ typedef struct kb_sim_result {
 	KB_VEC(kb_sim_group) groups;
 	KB_VEC(kb_sim_queue) queues;
 	kb_resnames resnames; /* names of the queues' resource vectors */
+	int64_t start_ms;     /* opt->start_ms */
+	kb_sim_stop stop;
+	KB_VEC(kb_sim_gang_start) gang_starts; /* in the order they started */
+	KB_VEC(kb_sim_completion) completions; /* in the order they finished */
+	KB_VEC(kb_sim_estimate) estimates;     /* filled by the caller, or empty */
 } kb_sim_result;
 
 /* Runs the simulation into *ret (zeroed first; release it with

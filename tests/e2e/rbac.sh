@@ -70,6 +70,7 @@ unused_ok=(
 	"scheduling.k8s.io podgroups list|Kubernetes' own PodGroups are served from v1.36 (k8s-gang.sh, tests/cluster/up --next)"
 	"scheduling.k8s.io podgroups watch|as above"
 	"scheduling.k8s.io podgroups/status patch|as above"
+	"scheduling.k8s.io podgroups patch|as above"
 	"scheduling.k8s.io workloads list|v1.35's Workloads are served only with --runtime-config (k8s-gang.sh)"
 	"scheduling.k8s.io workloads watch|as above"
 )
@@ -130,7 +131,8 @@ spec:
     required:
       nodeSelectorTerms: [{matchExpressions: [{key: kubernetes.io/hostname, operator: In, values: [rbac-node]}]}]
 EOF
-	# One gang of each PodGroup family, two pods of 250m each.
+	# One gang of each PodGroup family, two pods of 250m each, and one that
+	# never fits.
 	for fam in volcano incubator xk8s sigs; do
 		ns=rbac-$fam
 		k create namespace "$ns" >/dev/null || return 1
@@ -167,6 +169,23 @@ spec:
   schedulerName: kube-batchd
   priorityClassName: rbac-low
   containers: [{name: main, image: registry.k8s.io/pause:3.9, resources: {requests: {cpu: 250m}}}]
+---
+POD
+done)
+EOF
+		# ... and one that never fits: pending, it gets an estimated start
+		# (kube-batchd.io/estimated-start, a patch of the PodGroup).
+		k create -f - >/dev/null <<EOF || return 1
+${pg//"{name: g,"/"{name: big,"}
+---
+$(for i in 0 1; do cat <<POD
+apiVersion: v1
+kind: Pod
+metadata: {name: big$i, namespace: $ns, ${grp//": g}"/": big}"}}
+spec:
+  schedulerName: kube-batchd
+  priorityClassName: rbac-low
+  containers: [{name: main, image: registry.k8s.io/pause:3.9, resources: {requests: {cpu: "100"}}}]
 ---
 POD
 done)
