@@ -306,7 +306,7 @@ void kb_record_reader_release(kb_record_reader *r)
 	if (r->have_doc)
 		kb_yaml_file_release(&r->doc);
 	if (r->f)
-		fclose(r->f);
+		(void)fclose(r->f); /* read only: nothing to lose */
 	free(r->buf);
 	free(r->path);
 	memset(r, 0, sizeof(*r));

@@ -49,7 +49,7 @@ static int open_mem(kb_recorder *rec)
 static void drop_mem(kb_recorder *rec)
 {
 	if (rec->mem)
-		fclose(rec->mem);
+		(void)fclose(rec->mem); /* dropped: what it held is not wanted */
 	rec->mem = NULL;
 	free(rec->buf);
 	rec->buf = NULL;
@@ -145,7 +145,7 @@ fail:
 	if (rec) {
 		drop_mem(rec);
 		if (rec->file)
-			fclose(rec->file);
+			(void)fclose(rec->file); /* failing anyway */
 		free(rec->path);
 		free(rec);
 	}
@@ -197,7 +197,7 @@ static int read_all(const char *path, char **ret, size_t *ret_len, kb_err *err)
 			break;
 		}
 	}
-	fclose(f);
+	(void)fclose(f); /* read only */
 	if (rc < 0) {
 		free(buf);
 		return rc;

@@ -106,8 +106,8 @@ static void round_trip(void **state)
 			FILE *fa = open_memstream(&a, &na), *fb = open_memstream(&b, &nb);
 			kb_record_put_node(fa, kb_yaml_get(r, "object"));
 			kb_record_put_node(fb, doc.docs[0]);
-			fclose(fa);
-			fclose(fb);
+			assert_int_equal(fclose(fa), 0);
+			assert_int_equal(fclose(fb), 0);
 			assert_string_equal(a, b);
 			assert_non_null(strstr(a, "\"priority\":-5"));
 			assert_non_null(strstr(a, "\"nodeName\":null"));
