@@ -591,6 +591,21 @@ int kb_cluster_set_pod(kb_cluster *c, const char *key, const char *node, kb_task
 	return 0;
 }
 
+int kb_cluster_reset_pod(kb_cluster *c, const char *key)
+{
+	kb_slot *sl = store_get(&c->pods, key);
+	if (!sl)
+		return -ENOENT;
+	if (!sl->overridden)
+		return 0;
+	free(sl->node);
+	sl->node = NULL;
+	sl->overridden = false;
+	c->generation++;
+	live_mark(c, sl);
+	return 0;
+}
+
 int kb_cluster_note_eviction(kb_cluster *c, const char *key, int64_t now_ms)
 {
 	kb_slot *sl = store_get(&c->pods, key);

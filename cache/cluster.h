@@ -240,6 +240,13 @@ kb_slot *kb_cluster_pod(kb_cluster *c, const char *key);
 int kb_cluster_set_pod(kb_cluster *c, const char *key, const char *node, kb_task_status st,
 		       int64_t started_ms, uint32_t gpu_mask);
 
+/* Ends the scheduler's override of a pod (set by kb_cluster_set_pod): its
+ * object is the truth again, as after an update that caught up with it.
+ * For `kube-batchd replay` (cmd/replay.c), which sets the store's own state
+ * to what a record says. Returns 0 (also when not overridden) or -ENOENT.
+ * O(1). */
+int kb_cluster_reset_pod(kb_cluster *c, const char *key);
+
 /* Records that the scheduler evicted a pod at time now_ms (for the
  * preemption cool-down). Returns 0 or -ENOENT. */
 int kb_cluster_note_eviction(kb_cluster *c, const char *key, int64_t now_ms);

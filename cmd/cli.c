@@ -99,6 +99,27 @@ static int d_queue(void *o, const kb_flag_value *v, kb_err *err)
 	return 0;
 }
 
+static int d_record(void *o, const kb_flag_value *v, kb_err *err)
+{
+	if (nonempty("record", v, err) < 0)
+		return -EINVAL;
+	D(o)->opt.record = v->text;
+	return 0;
+}
+
+/* The cap of the record file: at least a few KiB (the header, the
+ * configuration and the stop line), at most 1 TiB. */
+static int d_record_max(void *o, const kb_flag_value *v, kb_err *err)
+{
+	if (v->i < 4096 || v->i > (1LL << 40))
+		return kb_err_set(err, -EINVAL,
+				  "--record-max-bytes: expected an integer 4096..1099511627776, got "
+				  "\"%s\"",
+				  v->text);
+	D(o)->opt.record_max_bytes = (uint64_t)v->i;
+	return 0;
+}
+
 static int d_qps(void *o, const kb_flag_value *v, kb_err *err)
 {
 	if (!(v->d >= 0) || v->d > 1e9)
@@ -281,6 +302,12 @@ static const kb_flag daemon_flags[] = {
 	 false},
 	{"default-queue", 0, S, "QUEUE", KB_DEFAULT_QUEUE, "the queue of jobs that name none",
 	 d_queue, NULL, false},
+	{"record", 0, S, "FILE", NULL,
+	 "write every object change received and every decision to FILE, for `kube-batchd replay`",
+	 d_record, NULL, false},
+	{"record-max-bytes", 0, I, "N", "1073741824",
+	 "the cap of the --record file; past it recording stops with a last line saying so",
+	 d_record_max, NULL, false},
 	{"kube-api-qps", 0, N, "QPS", "0", "client-side request rate limit; 0: none", d_qps, NULL,
 	 false},
 	{"kube-api-burst", 0, I, "N", "400", "burst of the client-side limit", d_burst, NULL,

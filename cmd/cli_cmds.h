@@ -18,6 +18,11 @@ int kb_cmd_explain(int argc, char **argv);
 /* `kube-batchd simulate --from-cluster [-f NEW.yaml]...` (cmd/from_cluster.c). */
 int kb_cmd_simulate_from_cluster(int argc, char **argv);
 
+/* `kube-batchd replay FILE` (cmd/replay.c): the sessions of a --record
+ * file run again; 0 all identical, 1 a difference or a file refused, 2 a
+ * usage error. Reads no cluster. */
+int kb_cmd_replay(int argc, char **argv);
+
 /* Whether argv[1..argc) asks simulate for --from-cluster. */
 bool kb_cmd_wants_from_cluster(int argc, char **argv);
 

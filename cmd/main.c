@@ -2,6 +2,7 @@
  *
  *   kube-batchd simulate -f FILE... [FLAGS]       (simulation mode)
  *   kube-batchd check-config [FLAGS]              (validate configuration)
+ *   kube-batchd replay FILE                       (a --record file run again)
  *   kube-batchd [FLAGS]                           (cluster mode: the daemon)
  *   kube-batchd --version
  *
@@ -133,6 +134,8 @@ int main(int argc, char **argv)
 		return kb_cmd_explain(argc - 1, argv + 1);
 	if (argc >= 2 && strcmp(argv[1], "check-config") == 0)
 		return cmd_check_config(argc - 1, argv + 1);
+	if (argc >= 2 && strcmp(argv[1], "replay") == 0)
+		return kb_cmd_replay(argc - 1, argv + 1);
 	if (argc >= 2 && (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0)) {
 		printf("kube-batchd %s\n", KB_VERSION);
 		return 0;
@@ -143,7 +146,8 @@ int main(int argc, char **argv)
 	}
 	if (argc >= 2 && argv[1][0] != '-') {
 		fprintf(stderr, "kube-batchd: unknown command \"%s\" (commands: simulate, "
-				"check-config; kube-batchd --help lists the daemon's flags)\n",
+				"check-config, replay, top, explain; kube-batchd --help lists the daemon's "
+				"flags)\n",
 			argv[1]);
 		return 2;
 	}

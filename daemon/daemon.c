@@ -24,6 +24,7 @@
 #include "daemon/estimates.h"
 #include "daemon/leader.h"
 #include "daemon/metrics.h"
+#include "daemon/record.h"
 #include "daemon/summary.h"
 #include "kube/kube_client.h"
 #include "kube/kube_source.h"
@@ -116,6 +117,8 @@ struct daemon_state {
 	bool had_session;
 	double last_session_end_s, last_session_dur_s; /* monotonic */
 
+	kb_recorder *rec; /* --record, or NULL (daemon/record.h) */
+
 	kb_session_counters counters; /* for /metrics */
 	/* The last session's figures and the sums over every session
 	 * (summary.h, metrics.h): /metrics and the Queue status writes. */
@@ -170,7 +173,8 @@ static int load_queue_file(daemon_state *d, bool startup, kb_err *err)
 	kb_queue_conf fresh;
 	memset(&fresh, 0, sizeof(fresh));
 	kb_err e = {0};
-	int r = kb_queue_conf_load_file(d->opt->queue_conf, &d->cluster.resnames, &fresh, &e);
+	int r = kb_recorder_load_queues(d->rec, d->opt->queue_conf, &d->cluster.resnames, &fresh,
+					&e);
 	if (r < 0) {
 		if (startup) {
 			*err = e;
@@ -208,7 +212,9 @@ static void on_upsert(void *ctx, kb_object *obj)
 	 * rest (echoes of our bindings and status writes, kubelets' statuses,
 	 * heartbeats) wait for the period. */
 	uint64_t work = d->cluster.work_generation;
-	if (kb_cluster_apply(&d->cluster, obj, wall_ms()) < 0)
+	int64_t t = wall_ms();
+	kb_recorder_upsert(d->rec, t);
+	if (kb_cluster_apply(&d->cluster, obj, t) < 0)
 		kb_error("out of memory storing a %s", kind == KB_KIND_POD ? "Pod" : "object");
 	if (d->cluster.work_generation != work)
 		poke(d);
@@ -223,6 +229,7 @@ static void on_remove(void *ctx, kb_kind kind, const char *key)
 	}
 	else if (kind == KB_KIND_PODGROUP)
 		kb_writers_forget_podgroup(d->writers, key);
+	kb_recorder_remove(d->rec, kind, key);
 	kb_cluster_delete(&d->cluster, kind, key);
 	poke(d);
 }
@@ -250,6 +257,7 @@ static void on_undecodable(void *ctx, kb_kind kind, const char *key, const kb_er
 {
 	daemon_state *d = ctx;
 	bool was = kb_cluster_undecodable(&d->cluster, kind, key);
+	kb_recorder_undecodable(d->rec, kind, key);
 	int r = kb_cluster_mark_undecodable(&d->cluster, kind, key);
 	const char *msg = err && err->msg[0] ? err->msg : "does not decode";
 	if (r == -ENOENT) {
@@ -303,6 +311,22 @@ static const kb_reflector_handler handler = {
 	.error = on_refl_error,
 };
 
+/* --record: the same, and each object's JSON to the recorder. */
+static void on_raw(void *ctx, const char *api_version, const char *kind, const kb_yaml_node *obj)
+{
+	const daemon_state *d = ctx;
+	kb_recorder_seen(d->rec, api_version, kind, obj);
+}
+
+static const kb_reflector_handler recording_handler = {
+	.upsert = on_upsert,
+	.remove = on_remove,
+	.synced = on_synced,
+	.undecodable = on_undecodable,
+	.error = on_refl_error,
+	.raw = on_raw,
+};
+
 /* Pods in a final phase hold nothing and are never placed: they are left
  * out on the server, as kube-scheduler does, and one that finishes leaves
  * the cache (its watch delivers it as DELETED). */
@@ -317,7 +341,8 @@ static int start_reflector(daemon_state *d, const char *path, const char *api_ve
 		.list_client = d->list_client,
 	};
 	kb_reflector *r = kb_reflector_new(d->control_client, d->loop, path, api_version, kind,
-					   &d->cluster.resnames, &ropt, &handler, d, &err);
+					   &d->cluster.resnames, &ropt,
+					   d->rec ? &recording_handler : &handler, d, &err);
 	if (!r) {
 		kb_error("watching \"%s\": %s", path, err.msg);
 		return err.code ? err.code : -ENOMEM;
@@ -413,12 +438,17 @@ static void run_session(daemon_state *d)
 		return;
 	}
 	kb_session ssn;
-	/* Every effect goes to the writers through the summary's tee. */
+	/* Every effect goes to the writers through the summary's tee (and,
+	 * with --record, the recorder's before it). */
 	kb_summary_tee tee = {.next = &kb_writers_effects, .next_ctx = d->writers,
 			      .sum = &d->summary};
-	r = kb_session_open(&ssn, snap, &d->conf, &kb_summary_effects, &tee, now, &err);
+	kb_recorder_tee rtee = {.next = &kb_summary_effects, .next_ctx = &tee, .rec = d->rec};
+	kb_recorder_session_begin(d->rec, &d->cluster, now);
+	r = kb_session_open(&ssn, snap, &d->conf, d->rec ? &kb_recorder_effects : &kb_summary_effects,
+			    d->rec ? (void *)&rtee : (void *)&tee, now, &err);
 	if (r < 0) {
 		kb_error("opening a session: %s", err.msg[0] ? err.msg : strerror(-r));
+		kb_recorder_session_end(d->rec, r);
 		d->counters.errors++;
 		return;
 	}
@@ -433,6 +463,7 @@ static void run_session(daemon_state *d)
 	bool replayed = ssn.memo_replayed;
 	uint32_t binds = ssn.binds, evictions = ssn.evictions, njobs = snap->njobs;
 	int rc = kb_session_close(&ssn);
+	kb_recorder_session_end(d->rec, r);
 	if (rc < 0)
 		kb_warn("session: %d side effects failed, the first: %s", ssn.effect_errors,
 			ssn.first_effect_err.msg[0] ? ssn.first_effect_err.msg : strerror(-rc));
@@ -709,9 +740,12 @@ static int load_kube_config(const kb_daemon_options *o, kb_kube_config *ret, kb_
 static int load_configuration(daemon_state *d, kb_err *err)
 {
 	const kb_daemon_options *opt = d->opt;
-	int r = opt->scheduler_conf ?
-			kb_conf_load_file(opt->scheduler_conf, opt->registry, &d->conf, err) :
-			kb_conf_load_default(opt->registry, &d->conf, err);
+	const char *names[KB_MAX_SCHEDULER_NAMES] = {opt->scheduler_name};
+	for (uint32_t i = 0; i < opt->nmore_scheduler_names; i++)
+		names[i + 1] = opt->more_scheduler_names[i];
+	int r = kb_recorder_load_conf(d->rec, opt->scheduler_conf, opt->registry, names,
+				      opt->nmore_scheduler_names + 1, opt->default_queue, &d->conf,
+				      err);
 	if (r < 0)
 		return r;
 	d->conf_loaded = true;
@@ -846,6 +880,7 @@ static void release_all(daemon_state *d)
 	d->list_client = kb_kube_client_free(d->list_client);
 	d->estimates = kb_estimates_free(d->estimates);
 	d->writers = kb_writers_free(d->writers);
+	d->rec = kb_recorder_close(d->rec);
 	kb_kube_config_release(&d->kcfg);
 	if (d->qconf_loaded)
 		kb_queue_conf_release(&d->qconf);
@@ -888,6 +923,9 @@ int kb_daemon_run(const kb_daemon_options *opt, kb_err *err)
 	for (uint32_t i = 0; i < opt->nmore_scheduler_names && r == 0; i++)
 		if ((r = kb_cluster_add_scheduler_name(&d->cluster, opt->more_scheduler_names[i])) < 0)
 			kb_err_set(err, r, "--scheduler-name: at most %d names", KB_MAX_SCHEDULER_NAMES);
+	if (r == 0 && opt->record && !(d->rec = kb_recorder_open(opt->record, opt->record_max_bytes,
+								  err)))
+		r = err && err->code ? err->code : -ENOMEM;
 	if (r == 0)
 		r = load_configuration(d, err);
 	if (r == 0)

@@ -65,6 +65,8 @@ typedef struct kb_daemon_options {
 	int64_t lease_duration_ms;   /* --leader-elect-lease-duration; 0: 15 s */
 	int64_t renew_deadline_ms;   /* --leader-elect-renew-deadline; 0: 10 s */
 	int64_t retry_period_ms;     /* --leader-elect-retry-period; 0: 2 s */
+	const char *record;          /* --record FILE: input and decisions (daemon/record.h), or NULL */
+	uint64_t record_max_bytes;   /* --record-max-bytes; 0: 1 GiB */
 } kb_daemon_options;
 
 /* Runs until SIGTERM or SIGINT. Returns 0 after a clean stop, or -errno with

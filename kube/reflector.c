@@ -325,6 +325,8 @@ static bool apply_items(kb_reflector *r, const kb_yaml_node *items)
 		kb_object *o = NULL;
 		kb_err err = {0};
 		char key[512];
+		if (r->h.raw)
+			r->h.raw(r->ctx, r->api_version, r->kind, it);
 		int e = kb_object_decode_as(it, r->api_version, r->kind, NULL, r->resnames, &o, &err);
 		if (e < 0) {
 			/* Keep what the store has under this key: a bad update is not a
@@ -620,6 +622,8 @@ static void watch_upsert(kb_reflector *r, const char *type, const kb_yaml_node *
 {
 	kb_err err = {0};
 	kb_object *o = NULL;
+	if (r->h.raw)
+		r->h.raw(r->ctx, r->api_version, r->kind, obj);
 	int e = kb_object_decode_as(obj, r->api_version, r->kind, NULL, r->resnames, &o, &err);
 	if (e < 0) {
 		undecodable(r, obj, type, e, &err);

@@ -67,6 +67,12 @@ typedef struct kb_reflector_handler {
 	/* Something worth a log line: an object that did not decode, a relist,
 	 * a retry (message says which and why). May be NULL. */
 	void (*error)(void *ctx, const char *path, const kb_err *err);
+	/* The API's JSON of an object (a LIST item or a watch event's
+	 * object, api_version and kind the reflector's defaults for items
+	 * that lack them) about to be decoded; upsert or undecodable follows
+	 * (or neither, when it names no object). The tree lives until that
+	 * call returns. May be NULL (--record's hook: daemon/record.h). */
+	void (*raw)(void *ctx, const char *api_version, const char *kind, const kb_yaml_node *obj);
 } kb_reflector_handler;
 
 typedef struct kb_reflector kb_reflector;
