@@ -153,6 +153,32 @@ void kb_live_options_release(kb_live_options *o)
 	KB_VEC_RELEASE(&o->args);
 }
 
+/* Without --queue-conf, a PodGroup naming a queue that is no Queue object
+ * reads "queue not found", though the daemon may have it from its queue
+ * file: says so once on stderr, naming the first such group. O(PodGroups). */
+static void note_unknown_queues(const kb_cluster *c, const char *default_queue)
+{
+	const kb_object *first = NULL;
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < c->podgroups.slots.n; i++) {
+		const kb_object *o = c->podgroups.slots.v[i].obj;
+		const char *q = o ? o->u.podgroup.queue : NULL;
+		if (!q || (default_queue && strcmp(q, default_queue) == 0) ||
+		    kb_cluster_slot(c, KB_KIND_QUEUE, q))
+			continue;
+		if (!first)
+			first = o;
+		n++;
+	}
+	if (first)
+		fprintf(stderr,
+			"kube-batchd: note: PodGroup \"%s\" names queue \"%s\", which is no Queue "
+			"object (%u PodGroup%s name such queues); if the daemon has it from its queue "
+			"file, pass that file with --queue-conf, else those jobs read \"queue not "
+			"found\"\n",
+			first->meta.key, first->u.podgroup.queue, n, n == 1 ? "" : "s");
+}
+
 int kb_live_load(const kb_live_options *o, kb_live *l, kb_err *err)
 {
 	memset(l, 0, sizeof(*l));
@@ -178,6 +204,8 @@ int kb_live_load(const kb_live_options *o, kb_live *l, kb_err *err)
 			.timeout_ms = o->timeout_ms,
 		};
 		r = kb_cluster_read(&ro, &l->cluster, &l->info, err);
+		if (r == 0 && !o->queue_conf)
+			note_unknown_queues(&l->cluster, o->default_queue);
 	}
 	if (r < 0)
 		kb_live_release(l);

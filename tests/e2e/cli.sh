@@ -321,6 +321,17 @@ actual=$(comm -13 <(echo "$before") <(bound))
 check "simulate --from-cluster: the daemon bound what it predicted (daemon: $(tr '\n' ' ' <<<"$actual"))" \
 	test "$actual" = "$predicted"
 
+# ---- a queue only the daemon's queue file has ---------------------------------------
+
+podgroup team-a file-q 1 from-file | k create -f - >/dev/null
+kb top jobs >/dev/null 2>"$dir/fileq.err"
+check "top without --queue-conf: a PodGroup naming a queue no Queue object has is noted, with the flag to pass" \
+	grep -qF 'note: PodGroup "team-a/file-q" names queue "from-file", which is no Queue object' "$dir/fileq.err"
+printf 'queues:\n- name: from-file\n  weight: 1\n' >"$dir/fileq.yaml"
+kb top jobs --queue-conf "$dir/fileq.yaml" >/dev/null 2>"$dir/fileq.err"
+check "top with the queue file: no note" test ! -s "$dir/fileq.err"
+k delete podgroups.scheduling.volcano.sh file-q -n team-a >/dev/null 2>&1
+
 # ---- errors ------------------------------------------------------------------------
 
 e2e_free_port dead || { fail "a free port"; exit 1; }
