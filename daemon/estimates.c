@@ -28,6 +28,7 @@ struct kb_estimates {
 	kb_runtimes history;
 	written last;
 	int64_t last_run_ms;
+	int64_t last_cost_ms; /* the last run's wall time */
 	uint64_t last_generation;
 	bool ran;
 };
@@ -225,7 +226,13 @@ void kb_estimates_after_session(kb_estimates *e, int64_t now_ms)
 {
 	int64_t since = now_ms - e->last_run_ms;
 	bool changed = e->cluster->generation != e->last_generation;
-	if (e->ran && !(since >= KB_ESTIMATES_EVERY_MS && changed) && since < KB_ESTIMATES_IDLE_MS)
+	/* A run that cost C ms waits at least KB_ESTIMATES_SPACING x C before
+	 * the next, so that estimates hold the loop a bounded share of the time
+	 * however large the cluster. */
+	int64_t spaced = e->last_cost_ms * KB_ESTIMATES_SPACING;
+	int64_t every = spaced > KB_ESTIMATES_EVERY_MS ? spaced : KB_ESTIMATES_EVERY_MS;
+	int64_t idle = spaced > KB_ESTIMATES_IDLE_MS ? spaced : KB_ESTIMATES_IDLE_MS;
+	if (e->ran && !(since >= every && changed) && since < idle)
 		return;
 	e->ran = true;
 	e->last_run_ms = now_ms;
@@ -242,6 +249,7 @@ void kb_estimates_after_session(kb_estimates *e, int64_t now_ms)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	int r = kb_estimate_run(e->cluster, &opt, &res, &err);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
+	e->last_cost_ms = (int64_t)(t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
 	if (r < 0) {
 		kb_warn("estimating starts: %s; the annotations %s stay as they are",
 			err.msg[0] ? err.msg : strerror(-r), KB_ANN_ESTIMATED_START);

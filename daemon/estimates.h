@@ -14,7 +14,9 @@
  * Estimates: kb_estimates_after_session, called after each session, runs
  * the estimator (scheduler/estimate.h) over a copy of the store when
  * KB_ESTIMATES_EVERY_MS has passed since the last run and the store
- * changed since, or KB_ESTIMATES_IDLE_MS has passed at all, with a CPU
+ * changed since, or KB_ESTIMATES_IDLE_MS has passed at all (each at least
+ * KB_ESTIMATES_SPACING times the last run's length: estimates hold the
+ * loop at most about 5 % of the time at any size), with a CPU
  * budget of KB_ESTIMATES_BUDGET_MS, KB_ESTIMATE_MAX_SESSIONS sessions and
  * the 7-day horizon. It runs from its own timer a quarter period after a
  * session (once the session's bindings are on their way), blocking the
@@ -56,6 +58,7 @@
 #define KB_ESTIMATES_REFRESH_MS 60000
 #define KB_ESTIMATES_TOLERANCE_MS 15000
 #define KB_ESTIMATES_BUDGET_MS 100
+#define KB_ESTIMATES_SPACING 20 /* a run of C ms: the next not before 20 x C */
 
 typedef struct kb_estimates kb_estimates;
 
