@@ -14,6 +14,9 @@
  * PodGroup first and its pods only once it is Inqueue. Whether enough pods
  * exist (the job's validity) is allocate's question, not enqueue's; a group
  * with no pods and no minResources has a minimum of nothing and is admitted.
+ * If its pods then ask for more than the whole cluster can ever hold, it
+ * goes back to Pending (unadmit_impossible), so as not to hold every other
+ * job out.
  * A group the cache found invalid (its queue unknown, its pods naming
  * another scheduler) is not.
  *
@@ -159,9 +162,40 @@ static int admit(kb_session *ssn, enq_room *room, kb_job *j)
 	return 1;
 }
 
+/* A group admitted before its pods existed was admitted with a minimum of
+ * nothing. Once its pods say the minimum is more than the whole cluster can
+ * ever hold (allocatable x factor), holding it back in the room would keep
+ * every other job out while it cannot start either (volcano, which counts
+ * only spec.minResources in the room, lets the others in): such a group,
+ * with nothing allocated yet, goes back to Pending and is judged again with
+ * the others, with its reason. Returns 0 or -ENOMEM. O(jobs + their tasks). */
+static int unadmit_impossible(kb_session *ssn)
+{
+	kb_snapshot *s = ssn->snap_rw;
+	double factor = overcommit_factor(ssn->conf);
+	for (uint32_t i = 0; i < s->njobs; i++) {
+		kb_job *j = &s->jobs[i];
+		if (j->phase != KB_PG_INQUEUE || !kb_res_is_zero(&j->allocated) ||
+		    j->nstatus[KB_TASK_PENDING] == 0)
+			continue;
+		kb_res min;
+		if (kb_job_min_request(ssn, j, &min) < 0)
+			return -ENOMEM;
+		min.q[KB_RES_PODS] = 0;
+		for (int r = 0; r < KB_RES_MAX; r++)
+			if (min.q[r] > 0 && (double)min.q[r] > (double)s->total_allocatable.q[r] * factor) {
+				j->phase = KB_PG_PENDING;
+				break;
+			}
+	}
+	return 0;
+}
+
 static int enqueue_execute(kb_session *ssn, kb_err *err)
 {
 	kb_snapshot *s = ssn->snap_rw;
+	if (unadmit_impossible(ssn) < 0)
+		return kb_err_set(err, -ENOMEM, "out of memory");
 	kb_job_ref *items = kb_arena_calloc(&ssn->arena, s->njobs ? s->njobs : 1, sizeof(*items));
 	if (!items)
 		return kb_err_set(err, -ENOMEM, "out of memory");

@@ -305,12 +305,14 @@ EOF
 case_used() {
 	local log=$dir/scheduler.log qfile=$dir/queues.yaml
 	# A queue file mapping a namespace: the daemon then lists Namespaces.
+	# The lone pods' queue weighs most, so that its deserved share (the
+	# gangs that never fit ask for a lot) covers what it is given.
 	cat >"$qfile" <<'EOF'
 queues:
 - name: default
   weight: 1
 - name: lone
-  weight: 1
+  weight: 100
   namespaces: [rbac-lone]
 EOF
 	"$bin" --kubeconfig "$schedcfg" --listen-address "127.0.0.1:$port" --schedule-period 200ms \
