@@ -825,6 +825,17 @@ void kb_reflector_test_expire(kb_reflector *r)
 	leave(r);
 }
 
+void kb_reflector_test_watch_line(kb_reflector *r, const char *line, size_t len)
+{
+	if (!r || r->busy > 0 || r->dead)
+		return;
+	if (r->state != ST_WATCHING) {
+		ev_timer_stop(r->loop, &r->retry);
+		r->state = ST_WATCHING;
+	}
+	watch_line(r, line, len);
+}
+
 /* ---- discovery ---------------------------------------------------------------- */
 
 /* Kubernetes' own gang API: the versions of scheduling.k8s.io kube-batchd

@@ -43,6 +43,7 @@
 #define KB_CACHE_REFLECTOR_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "api/resource.h"
@@ -129,6 +130,16 @@ void kb_reflector_set_watch_timeout(kb_reflector *r, int seconds);
  * which the server has long forgotten, so the 410 Gone -> relist path runs
  * against a real server. Does nothing unless the reflector is watching. */
 void kb_reflector_test_expire(kb_reflector *r);
+
+/* For tests and fuzzing only (tests/fuzz/fuzz_watch.c): handles one framed
+ * watch line (without its newline) exactly as a line of the reflector's
+ * watch stream is handled: an event becomes upsert, remove, a new
+ * resourceVersion (BOOKMARK), a relist (410 Gone) or a report. The
+ * reflector is put in the watching state first (its retry timer stopped;
+ * it starts no request); the handler's callbacks run inside this call and
+ * may free the reflector. Does nothing when r is NULL or inside a callback.
+ * Cost: that of the line's JSON parse and decode. */
+void kb_reflector_test_watch_line(kb_reflector *r, const char *line, size_t len);
 
 /* Discovery: calls done with the API groups/versions the server serves
  * among those kube-batchd can read (PodGroups and Queues of
