@@ -27,8 +27,9 @@
  *  - a dropped stream or a failed request is retried with exponential
  *    backoff (0.5 s doubling to 30 s) and +-20 % jitter; a success resets it.
  *    Every relist waits out the backoff: no failure loops without one.
- * Objects are decoded with kb_object_decode_as (cache/objects.h); an object
- * that does not decode never ends the watch: it goes to the handler's
+ * Objects are decoded with kb_object_decode_as (cache/objects.h); one that
+ * names another apiVersion or kind than the path serves counts as one that
+ * does not decode. An object that does not decode never ends the watch: it goes to the handler's
  * `undecodable` (the store must stop trusting what it has under that key),
  * or, when the handler has none or the object has no name, is skipped and
  * reported through `error`. A LIST that meets it does not report the key
