@@ -275,7 +275,7 @@ int kb_duration_parse_ms(const char *s, int64_t *ret_ms)
 	const char *p = s;
 	if (!*p)
 		return -EINVAL;
-	while (*p) {
+	for (bool first = true; *p; first = false) {
 		__int128 whole = 0, frac = 0, scale = 1;
 		bool digits = false;
 		for (; *p >= '0' && *p <= '9'; p++, digits = true) {
@@ -294,8 +294,9 @@ int kb_duration_parse_ms(const char *s, int64_t *ret_ms)
 		size_t ulen = 0;
 		int64_t unit = duration_unit_ns(p, &ulen);
 		if (!unit) {
-			/* A bare number: seconds, and only as the whole string. */
-			if (*p || total != 0)
+			/* A bare number: seconds, and only as the whole string
+			 * (not after a term that came to zero: "0s5"). */
+			if (*p || !first)
 				return -EINVAL;
 			unit = 1000000000;
 		}

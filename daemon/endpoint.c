@@ -12,7 +12,7 @@
 
 #include "base/log.h"
 
-#define HTTP_REQ_MAX 8192
+#define HTTP_REQ_MAX KB_ENDPOINT_REQUEST_MAX
 #define HTTP_TIMEOUT_S 5.0
 #define LISTEN_BACKLOG 64
 
@@ -92,38 +92,70 @@ static void respond(http_conn *c, int code, const char *type, const char *body)
 	write_all(c->io.fd, body, n);
 }
 
-static void handle_request(http_conn *c)
+kb_endpoint_route kb_endpoint_route_request(const char *buf, size_t len)
 {
+	if (!strstr(buf, "\r\n\r\n") && !strstr(buf, "\n\n"))
+		return len >= HTTP_REQ_MAX - 1 ? KB_ROUTE_TOO_LARGE : KB_ROUTE_INCOMPLETE;
 	char method[8] = "", path[256] = "";
-	if (sscanf(c->buf, "%7s %255s", method, path) != 2) {
-		respond(c, 400, "text/plain", "bad request\n");
-		return;
-	}
+	if (sscanf(buf, "%7s %255s", method, path) != 2)
+		return KB_ROUTE_BAD;
 	char *q = strchr(path, '?');
 	if (q)
 		*q = '\0';
+	if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
+		return KB_ROUTE_METHOD;
+	if (strcmp(path, "/livez") == 0)
+		return KB_ROUTE_LIVEZ;
+	if (strcmp(path, "/healthz") == 0)
+		return KB_ROUTE_HEALTHZ;
+	if (strcmp(path, "/readyz") == 0)
+		return KB_ROUTE_READYZ;
+	if (strcmp(path, "/metrics") == 0)
+		return KB_ROUTE_METRICS;
+	return KB_ROUTE_NOT_FOUND;
+}
+
+static void handle_request(http_conn *c, kb_endpoint_route route)
+{
 	const kb_endpoint *e = c->e;
-	if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
+	switch (route) {
+	case KB_ROUTE_INCOMPLETE:
+	case KB_ROUTE_TOO_LARGE:
+		respond(c, 400, "text/plain", "request too large\n");
+		break;
+	case KB_ROUTE_BAD:
+		respond(c, 400, "text/plain", "bad request\n");
+		break;
+	case KB_ROUTE_METHOD:
 		respond(c, 405, "text/plain", "method not allowed\n");
-	} else if (strcmp(path, "/livez") == 0) {
+		break;
+	case KB_ROUTE_LIVEZ:
 		respond(c, 200, "text/plain; charset=utf-8", "ok"); /* the loop answered */
-	} else if (strcmp(path, "/healthz") == 0) {
+		break;
+	case KB_ROUTE_HEALTHZ:
 		if (e->h->ready(e->ctx))
 			respond(c, 200, "text/plain; charset=utf-8", "ok");
 		else
 			respond(c, 503, "text/plain; charset=utf-8", "cache not synced");
-	} else if (strcmp(path, "/readyz") == 0) {
+		break;
+	case KB_ROUTE_READYZ: {
 		char why[256] = "";
 		bool ok = e->h->readyz(e->ctx, why, sizeof(why));
 		respond(c, ok ? 200 : 503, "text/plain; charset=utf-8", why);
-	} else if (strcmp(path, "/metrics") == 0) {
+		break;
+	}
+	case KB_ROUTE_METRICS: {
 		char *m = NULL;
 		int r = e->h->metrics(e->ctx, &m);
 		respond(c, r == 0 ? 200 : 503, "text/plain; version=0.0.4; charset=utf-8",
 			r == 0 ? m : "out of memory\n");
 		free(m);
-	} else {
+		break;
+	}
+	case KB_ROUTE_NOT_FOUND:
+	default:
 		respond(c, 404, "text/plain", "not found\n");
+		break;
 	}
 }
 
@@ -139,13 +171,11 @@ static void on_conn_read(struct ev_loop *loop, ev_io *w, int revents)
 	}
 	c->len += (size_t)k;
 	c->buf[c->len] = '\0';
-	if (strstr(c->buf, "\r\n\r\n") || strstr(c->buf, "\n\n")) {
-		handle_request(c);
-		conn_close(c);
-	} else if (c->len >= sizeof(c->buf) - 1) {
-		respond(c, 400, "text/plain", "request too large\n");
-		conn_close(c);
-	}
+	kb_endpoint_route route = kb_endpoint_route_request(c->buf, c->len);
+	if (route == KB_ROUTE_INCOMPLETE)
+		return;
+	handle_request(c, route);
+	conn_close(c);
 }
 
 static void on_conn_timeout(struct ev_loop *loop, ev_timer *w, int revents)

@@ -56,6 +56,28 @@ typedef struct kb_endpoint_handler {
 int kb_endpoint_start(struct ev_loop *loop, const char *addr, const kb_endpoint_handler *h,
 		      void *ctx, kb_endpoint **ret, kb_err *err);
 
+/* For tests and fuzzing (tests/fuzz/fuzz_endpoint.c): the request parser
+ * on its own. What the endpoint does with the bytes a connection has sent
+ * so far: buf holds len bytes followed by a NUL (the connection's buffer
+ * holds KB_ENDPOINT_REQUEST_MAX bytes, NUL included, so len is at most
+ * KB_ENDPOINT_REQUEST_MAX - 1). Until a blank line ends the head (bytes
+ * after a NUL are not looked at) the answer is INCOMPLETE, or TOO_LARGE
+ * once the buffer is full; then the first line's method and path (its
+ * query dropped) decide. Pure; O(len). */
+#define KB_ENDPOINT_REQUEST_MAX 8192
+typedef enum kb_endpoint_route {
+	KB_ROUTE_INCOMPLETE, /* wait for more bytes */
+	KB_ROUTE_TOO_LARGE,  /* 400 "request too large" */
+	KB_ROUTE_BAD,        /* 400: no method and path */
+	KB_ROUTE_METHOD,     /* 405: neither GET nor HEAD */
+	KB_ROUTE_NOT_FOUND,  /* 404 */
+	KB_ROUTE_LIVEZ,
+	KB_ROUTE_HEALTHZ,
+	KB_ROUTE_READYZ,
+	KB_ROUTE_METRICS,
+} kb_endpoint_route;
+kb_endpoint_route kb_endpoint_route_request(const char *buf, size_t len);
+
 /* Closes the listening socket and every open connection and frees the
  * endpoint. Accepts NULL; returns NULL. */
 kb_endpoint *kb_endpoint_stop(kb_endpoint *e);

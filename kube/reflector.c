@@ -317,6 +317,26 @@ static void undecodable(kb_reflector *r, const kb_yaml_node *obj, const char *wh
 	report(r, e, "%s %s: object skipped: %s", what, r->path, err->msg);
 }
 
+/* Decodes obj (a LIST item or a watch event's object) as what the path
+ * serves. An object that names another apiVersion or kind (no API server
+ * sends one; a broken proxy or a hostile one might) is refused as one that
+ * does not decode: stored, it would be filed under a kind whose watch never
+ * removes it. 0 and *ret, or -errno with err. */
+static int decode_item(kb_reflector *r, const kb_yaml_node *obj, kb_object **ret, kb_err *err)
+{
+	int e = kb_object_decode_as(obj, r->api_version, r->kind, NULL, r->resnames, ret, err);
+	if (e < 0)
+		return e;
+	kb_object *o = *ret;
+	if (o->kind == r->kkind && strcmp(o->api_version, r->api_version) == 0)
+		return 0;
+	kb_err_set(err, -EINVAL, "%s \"%s\": apiVersion %s, kind %s: %s serves only %s %s",
+		   r->kind, o->meta.key, o->api_version, o->kind_name, r->path, r->api_version,
+		   r->kind);
+	*ret = kb_object_free(o);
+	return -EINVAL;
+}
+
 /* Applies one decoded page. Returns false when the reflector was freed. */
 static bool apply_items(kb_reflector *r, const kb_yaml_node *items)
 {
@@ -327,7 +347,7 @@ static bool apply_items(kb_reflector *r, const kb_yaml_node *items)
 		char key[512];
 		if (r->h.raw)
 			r->h.raw(r->ctx, r->api_version, r->kind, it);
-		int e = kb_object_decode_as(it, r->api_version, r->kind, NULL, r->resnames, &o, &err);
+		int e = decode_item(r, it, &o, &err);
 		if (e < 0) {
 			/* Keep what the store has under this key: a bad update is not a
 			 * deletion. */
@@ -624,7 +644,7 @@ static void watch_upsert(kb_reflector *r, const char *type, const kb_yaml_node *
 	kb_object *o = NULL;
 	if (r->h.raw)
 		r->h.raw(r->ctx, r->api_version, r->kind, obj);
-	int e = kb_object_decode_as(obj, r->api_version, r->kind, NULL, r->resnames, &o, &err);
+	int e = decode_item(r, obj, &o, &err);
 	if (e < 0) {
 		undecodable(r, obj, type, e, &err);
 		return;
@@ -827,6 +847,17 @@ void kb_reflector_test_expire(kb_reflector *r)
 	enter(r);
 	start_watch(r);
 	leave(r);
+}
+
+void kb_reflector_test_watch_line(kb_reflector *r, const char *line, size_t len)
+{
+	if (!r || r->busy > 0 || r->dead)
+		return;
+	if (r->state != ST_WATCHING) {
+		ev_timer_stop(r->loop, &r->retry);
+		r->state = ST_WATCHING;
+	}
+	watch_line(r, line, len);
 }
 
 /* ---- discovery ---------------------------------------------------------------- */

@@ -27,8 +27,9 @@
  *  - a dropped stream or a failed request is retried with exponential
  *    backoff (0.5 s doubling to 30 s) and +-20 % jitter; a success resets it.
  *    Every relist waits out the backoff: no failure loops without one.
- * Objects are decoded with kb_object_decode_as (cache/objects.h); an object
- * that does not decode never ends the watch: it goes to the handler's
+ * Objects are decoded with kb_object_decode_as (cache/objects.h); one that
+ * names another apiVersion or kind than the path serves counts as one that
+ * does not decode. An object that does not decode never ends the watch: it goes to the handler's
  * `undecodable` (the store must stop trusting what it has under that key),
  * or, when the handler has none or the object has no name, is skipped and
  * reported through `error`. A LIST that meets it does not report the key
@@ -43,6 +44,7 @@
 #define KB_CACHE_REFLECTOR_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "api/resource.h"
@@ -135,6 +137,16 @@ void kb_reflector_set_watch_timeout(kb_reflector *r, int seconds);
  * which the server has long forgotten, so the 410 Gone -> relist path runs
  * against a real server. Does nothing unless the reflector is watching. */
 void kb_reflector_test_expire(kb_reflector *r);
+
+/* For tests and fuzzing only (tests/fuzz/fuzz_watch.c): handles one framed
+ * watch line (without its newline) exactly as a line of the reflector's
+ * watch stream is handled: an event becomes upsert, remove, a new
+ * resourceVersion (BOOKMARK), a relist (410 Gone) or a report. The
+ * reflector is put in the watching state first (its retry timer stopped;
+ * it starts no request); the handler's callbacks run inside this call and
+ * may free the reflector. Does nothing when r is NULL or inside a callback.
+ * Cost: that of the line's JSON parse and decode. */
+void kb_reflector_test_watch_line(kb_reflector *r, const char *line, size_t len);
 
 /* Discovery: calls done with the API groups/versions the server serves
  * among those kube-batchd can read (PodGroups and Queues of

@@ -318,7 +318,8 @@ static void duration_accepts_go_forms_and_bare_seconds(void **state)
 			fail_msg("%s: %lld ms, want %lld", ok[i].s, (long long)ms, (long long)ok[i].ms);
 	}
 	static const char *bad[] = {"",     "-1s",  "+1s", "1m30", "s",  "1x", "1 s", "1.5.2s",
-				    "ms1",  "1e3s", "1.s5", ".",   "1d", "99999999999999999999h"};
+				    "ms1",  "1e3s", "1.s5", ".",   "1d", "99999999999999999999h",
+				    "0s5",  "0.s6", "0h0m1"};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		int64_t ms = 7;
 		if (kb_duration_parse_ms(bad[i], &ms) != -EINVAL)
