@@ -22,6 +22,7 @@ typedef struct http_conn {
 	kb_endpoint *e;
 	struct http_conn *prev, *next;
 	size_t len;
+	bool head; /* a HEAD request: the answer has headers only (RFC 9110 9.3.2) */
 	char buf[HTTP_REQ_MAX];
 } http_conn;
 
@@ -89,7 +90,8 @@ static void respond(http_conn *c, int code, const char *type, const char *body)
 	if (hl < 0 || (size_t)hl >= sizeof(head))
 		return; /* cannot happen with the endpoint's own short types; no answer */
 	write_all(c->io.fd, head, (size_t)hl);
-	write_all(c->io.fd, body, n);
+	if (!c->head)
+		write_all(c->io.fd, body, n);
 }
 
 kb_endpoint_route kb_endpoint_route_request(const char *buf, size_t len)
@@ -174,6 +176,7 @@ static void on_conn_read(struct ev_loop *loop, ev_io *w, int revents)
 	kb_endpoint_route route = kb_endpoint_route_request(c->buf, c->len);
 	if (route == KB_ROUTE_INCOMPLETE)
 		return;
+	c->head = strncmp(c->buf, "HEAD ", 5) == 0;
 	handle_request(c, route);
 	conn_close(c);
 }

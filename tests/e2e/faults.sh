@@ -434,6 +434,11 @@ case_probes() {
 	check "probes: /readyz is 200 once synced, without leader election ($out)" test "$out" = "200 ok: cache synced (no leader election)"
 	out=$(probe "$port" /healthz)
 	check "probes: /healthz is 200 once synced ($out)" test "$out" = "200 ok"
+	# HEAD: the headers (Content-Length of the GET's body), no body.
+	(exec 3<>"/dev/tcp/127.0.0.1/$port" && printf 'HEAD /healthz HTTP/1.1\r\nHost: x\r\n\r\n' >&3 &&
+		timeout 5 cat <&3) >"$work/head.out"
+	check "probes: HEAD /healthz answers 200 with headers and no body" \
+		test "$(head -1 "$work/head.out")" = $'HTTP/1.1 200 OK\r' -a "$(tail -c 4 "$work/head.out" | od -An -tx1 | tr -d ' \n')" = 0d0a0d0a
 	stop_pid "$sched_pid"; sched_pid=
 	clear_rules
 	# Two with leader election: one leads.
