@@ -1,6 +1,8 @@
 #include "scheduler/conf.h"
 
 #include <errno.h>
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/yaml_doc.h"
@@ -175,6 +177,33 @@ static int parse_args(kb_conf *c, const kb_yaml_node *v, const char *src, const 
 	return 0;
 }
 
+/* The numeric plugin arguments kube-batchd reads (kb_plugin_arg_double):
+ * every "*.weight" (nodeorder's, gpu's) a finite number >= 0, the gang
+ * plugin's "enqueue.overcommit-factor" a finite number > 0. A malformed one
+ * would otherwise fall back to its default at the first session without a
+ * word. Other keys (volcano's own, switches) are left to whoever reads them. */
+static int check_plugin_args(const kb_yaml_node *v, const char *src, const char *owner,
+			     kb_err *err)
+{
+	for (size_t k = 0; v->kind == KB_YAML_MAP && k < v->n; k++) {
+		const char *key = v->pairs[k].key->str, *val = v->pairs[k].value->str;
+		size_t kl = strlen(key);
+		bool weight = kl > 7 && strcmp(key + kl - 7, ".weight") == 0;
+		bool factor = strcmp(key, "enqueue.overcommit-factor") == 0;
+		if (!weight && !factor)
+			continue;
+		char *end = NULL;
+		double d = val && *val ? strtod(val, &end) : NAN;
+		if (end && *end == '\0' && isfinite(d) && (factor ? d > 0 : d >= 0))
+			continue;
+		return kb_err_set(err, -EINVAL,
+				  "%s:%d:%d: plugin %s: argument \"%s\": \"%s\" is not a number %s",
+				  AT(v->pairs[k].value), owner, key, val ? val : "",
+				  factor ? "greater than 0" : "of 0 or more");
+	}
+	return 0;
+}
+
 /* Hands each argument of an action's configuration to the action's own
  * check, prefixing its complaint with where the value is. */
 static int check_action_args(const kb_action_ops *ops, const kb_yaml_node *args, const char *src,
@@ -216,6 +245,8 @@ static int parse_plugin(kb_conf *c, kb_plugin_conf *pc, const kb_yaml_node *n, c
 			continue;
 		if (strcmp(key, "arguments") == 0) {
 			int r = parse_args(c, v, src, pc->name, &pc->args, &pc->nargs, err);
+			if (r == 0)
+				r = check_plugin_args(v, src, pc->name, err);
 			if (r < 0)
 				return r;
 			continue;

@@ -31,6 +31,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "api/jobstatus.h"
@@ -429,7 +430,23 @@ static int allocate_execute(kb_session *ssn, kb_err *err)
 	return 0;
 }
 
+/* allocate's one argument: percentage-of-nodes-to-score, a number in
+ * (0, 100] (scheduler/actions/placement.c reads it). */
+static int check_argument(const char *key, const char *value, kb_err *err)
+{
+	if (strcmp(key, "percentage-of-nodes-to-score") != 0)
+		return 0;
+	char *end = NULL;
+	double v = value && *value ? strtod(value, &end) : 0;
+	if (end && *end == '\0' && v > 0 && v <= 100)
+		return 0;
+	return kb_err_set(err, -EINVAL,
+			  "percentage-of-nodes-to-score: \"%s\" is not a number in (0, 100]",
+			  value ? value : "");
+}
+
 const kb_action_ops kb_action_allocate = {
 	.name = "allocate",
 	.execute = allocate_execute,
+	.check_arg = check_argument,
 };
