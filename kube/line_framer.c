@@ -47,12 +47,26 @@ int kb_line_framer_feed(kb_line_framer *f, const char *p, size_t n)
 {
 	if (n == 0)
 		return 0;
-	/* Fail before copying when even the bytes after the last newline in p
-	 * cannot fit; so the buffer never holds much more than a line. */
-	const char *nl = memrchr(p, '\n', n);
-	size_t tail = nl ? (size_t)(p + n - nl - 1) : f->len - f->line_start + n;
-	if (tail > f->max_line)
-		return -E2BIG;
+	/* Fail before copying when a line p completes or holds, or the bytes
+	 * after its last newline, are longer than a line may be; so no line
+	 * longer than max_line is ever delivered, and the buffer never holds
+	 * much more than a line. */
+	const char *nl = NULL;
+	size_t run = f->len - f->line_start; /* the partial line p continues */
+	for (const char *q = p, *end = p + n; q < end;) {
+		const char *e = memchr(q, '\n', (size_t)(end - q));
+		size_t len = run + (size_t)((e ? e : end) - q);
+		/* A complete line may carry the "\r" of a "\r\n" beyond it (the
+		 * byte before the newline: in p, or the last one buffered). */
+		bool cr = e && (e > q ? e[-1] == '\r' : run > 0 && f->data[f->len - 1] == '\r');
+		if (len > f->max_line + (cr ? 1 : 0))
+			return -E2BIG;
+		if (!e)
+			break;
+		nl = e;
+		run = 0;
+		q = e + 1;
+	}
 	int r = make_room(f, n);
 	if (r < 0)
 		return r;

@@ -3,13 +3,14 @@
  * Bytes are fed as they arrive, in pieces of any size; complete lines come
  * out in order, each without its "\n" (or "\r\n") and NUL-terminated in
  * place. Empty lines (keep-alives) are skipped. A line may be at most
- * max_line bytes: a feed that leaves a partial line longer than that fails
- * with -E2BIG (the stream is broken, or hostile; the caller ends it).
+ * max_line bytes: a feed that completes or holds a longer line, or leaves a
+ * longer partial one, fails with -E2BIG before taking any of its bytes (the
+ * stream is broken, or hostile; the caller ends it).
  *
  * Ownership: the framer owns its buffer (kb_line_framer_release frees it);
  * a line returned by kb_line_framer_next is valid until the next feed,
  * reset or release. Pure: no I/O, no clock, no global state.
- * Cost: every byte is copied once, scanned once for the newline and moved
+ * Cost: every byte is copied once, scanned twice for newlines and moved
  * at most once more when the buffer is compacted (amortized O(1) a byte);
  * the buffer holds the bytes not yet delivered, at most max_line plus one
  * feed when lines are taken after every feed.
@@ -32,8 +33,9 @@ typedef struct kb_line_framer {
 /* An empty framer for lines of at most max_line bytes. Allocates nothing. */
 void kb_line_framer_init(kb_line_framer *f, size_t max_line);
 
-/* Appends n bytes. Returns 0, -ENOMEM, or -E2BIG when the bytes after the
- * last newline are now more than max_line (they stay buffered). */
+/* Appends n bytes. Returns 0, -ENOMEM, or -E2BIG when a line they complete
+ * or hold, or the bytes after their last newline, would be more than
+ * max_line (then none of the n bytes is taken). */
 int kb_line_framer_feed(kb_line_framer *f, const char *p, size_t n);
 
 /* The next complete, non-empty line in *ret_line and its length in

@@ -102,6 +102,20 @@ static void a_line_longer_than_the_bound_fails(void **state)
 	kb_line_framer_reset(&f);
 	feed(&f, "abc\n12345678", 0);
 	next_is(&f, "abc");
+
+	/* A complete line longer than the bound fails too, whether one feed
+	 * holds all of it or completes one begun before (it was delivered). */
+	kb_line_framer_reset(&f);
+	feed(&f, "123456789\nabc\n", -E2BIG);
+	assert_int_equal(kb_line_framer_pending(&f), 0);
+	feed(&f, "12345", 0);
+	feed(&f, "6789\n", -E2BIG);
+	kb_line_framer_reset(&f);
+	feed(&f, "abc\n123456789\n", -E2BIG);
+	/* ... but the "\r" of a "\r\n" is not the line's. */
+	kb_line_framer_reset(&f);
+	feed(&f, "12345678\r\n", 0);
+	next_is(&f, "12345678");
 	kb_line_framer_release(&f);
 }
 
