@@ -206,6 +206,12 @@ static int apply_object(replay *rp, const kb_yaml_node *rec, bool good, kb_err *
 	kb_object *o = NULL;
 	kb_err e = {0};
 	r = kb_object_decode_as(obj, api, kind, NULL, &rp->cluster.resnames, &o, &e);
+	/* The reflector also refuses an object of another kind or version than
+	 * its resource serves (kube/reflector.c decode_item). */
+	if (r == 0 && (strcmp(o->api_version, api) != 0 || strcmp(o->kind_name, kind) != 0)) {
+		o = kb_object_free(o);
+		r = kb_err_set(&e, -EINVAL, "apiVersion %s, kind %s: not the resource's", api, kind);
+	}
 	if (good && r < 0)
 		return kb_record_fail(rd, err, r, "the object decoded in the daemon, not here: %s",
 				      e.msg);
