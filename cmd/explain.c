@@ -47,7 +47,7 @@
 static void usage(FILE *out)
 {
 	fputs("usage: kube-batchd explain NAMESPACE/PODGROUP [--kubeconfig F] [--master URL]\n"
-	      "                           [--scheduler-conf F] [--queue-conf F] [--output table|json]\n"
+	      "                           [--scheduler-conf F] [--queue-conf F] [-o|--output table|json]\n"
 	      "                           [--scheduler-name N] [--default-queue Q] [--timeout D]\n"
 	      "\n"
 	      "Reads the cluster through the API (nothing is written) and says why the PodGroup\n"

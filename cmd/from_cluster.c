@@ -17,7 +17,7 @@
 static void usage(FILE *out)
 {
 	fputs("usage: kube-batchd simulate --from-cluster [--kubeconfig F] [--master URL] [-f NEW.yaml]...\n"
-	      "                            [--scheduler-conf F] [--queue-conf F] [--output json|table]\n"
+	      "                            [--scheduler-conf F] [--queue-conf F] [-o|--output json|table]\n"
 	      "                            [--schedule-period D] [--max-time D] [--scheduler-name N]\n"
 	      "                            [--default-queue Q] [--timeout D]\n"
 	      "\n"
