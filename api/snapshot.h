@@ -43,6 +43,10 @@ typedef struct kb_snapshot {
 	const kb_task_volumes *const *task_vol;
 	const kb_pv *pvs;
 	uint32_t npvs;
+	/* The ReadWriteOncePod claims pending tasks use ("ns/name"), which
+	 * task_vol[t]->rwop index: one pod at a time may use each. */
+	const char *const *rwop_claims;
+	uint32_t nrwop_claims;
 	/* Task indices grouped by job: job j owns job_tasks[j.first_task ..]. */
 	uint32_t *job_tasks;
 	/* Sum of every schedulable (ready, not cordoned) node's allocatable. */

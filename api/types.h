@@ -454,6 +454,11 @@ typedef struct kb_task_volumes {
 	/* When neither ready nor anything to bind: what is under way (a PV
 	 * controller binding, a provisioner at work). */
 	const char *under_way;
+	/* Its ReadWriteOncePod claims, as indices into the snapshot's
+	 * rwop_claims: no two pods may use one (kube-scheduler's
+	 * VolumeRestrictions). */
+	const uint32_t *rwop;
+	uint32_t nrwop;
 } kb_task_volumes;
 
 /* ---- namespace ------------------------------------------------------------------- */

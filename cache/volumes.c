@@ -22,13 +22,25 @@ typedef struct prebound_index {
 	bool built, nomem;
 } prebound_index;
 
+/* The ReadWriteOncePod claims of a pass: those pods on nodes use (built on
+ * the first such claim a pending pod has), and those pending pods use, each
+ * with its index into the snapshot's rwop_claims. */
+typedef struct rwop_index {
+	kb_strmap in_use;  /* claim key -> 1: used by a pod on a node */
+	kb_strmap pending; /* claim key -> index */
+	KB_VEC(const char *) keys;
+	bool built, nomem;
+} rwop_index;
+
 /* One pod's needs, built up claim by claim. */
 typedef struct needs {
 	kb_arena *a;
 	prebound_index *index;
+	rwop_index *rwop;
 	kb_task_volumes v;
 	kb_volume_affinity *aff; /* room for one per claim */
 	kb_claim_need *bind;     /* room for one per claim */
+	uint32_t *rwop_ids;      /* room for one per claim */
 } needs;
 
 __attribute__((format(printf, 2, 3))) static const char *say(needs *n, const char *fmt, ...)
@@ -115,6 +127,62 @@ static void delayed_claim(const kb_cluster *c, needs *n, const kb_slot *csl,
 }
 
 /* One claim of pod `pod` (namespace ns). Sets n->v.wait when the pod must wait. */
+/* Whether claim pvc_key (ReadWriteOncePod) is used by a pod on a node
+ * other than pod: the index of such claims is built on the first call of a
+ * pass, over every pod on a node and not finished. */
+static bool rwop_in_use(const kb_cluster *c, rwop_index *x, const char *pvc_key)
+{
+	if (!x->built) {
+		x->built = true;
+		for (size_t i = 0; i < c->pods.slots.n; i++) {
+			const kb_slot *sl = &c->pods.slots.v[i];
+			const kb_object *o = sl->obj;
+			if (!o || o->u.pod.nclaims == 0 ||
+			    !(sl->overridden ? sl->node : o->u.pod.node_name) ||
+			    o->u.pod.phase == KB_POD_SUCCEEDED || o->u.pod.phase == KB_POD_FAILED)
+				continue;
+			for (uint32_t k = 0; k < o->u.pod.nclaims; k++) {
+				char key[512];
+				int len = snprintf(key, sizeof(key), "%s/%s", o->meta.ns,
+						   o->u.pod.claims[k].name);
+				const kb_slot *csl = len > 0 && (size_t)len < sizeof(key)
+							     ? kb_cluster_slot(c, KB_KIND_PVC, key)
+							     : NULL;
+				if (csl && (csl->obj->u.pvc.access_modes & KB_ACCESS_RWOP) &&
+				    kb_strmap_put(&x->in_use, csl->obj->meta.key, 1) < 0)
+					x->nomem = true;
+			}
+		}
+	}
+	int64_t v;
+	return kb_strmap_get(&x->in_use, pvc_key, &v);
+}
+
+/* A ReadWriteOncePod claim of a pending pod: waits when a pod on a node
+ * uses it (kube-scheduler's PreFilter), else is numbered for the session's
+ * one-pod-at-a-time check (scheduler/volumes.c). */
+static void rwop_claim(const kb_cluster *c, needs *n, const kb_object *pvc)
+{
+	if (rwop_in_use(c, n->rwop, pvc->meta.key)) {
+		n->v.wait = say(n,
+				"node has pod using PersistentVolumeClaim with the same name and "
+				"ReadWriteOncePod access mode (persistentvolumeclaim \"%s\")",
+				pvc->meta.key);
+		return;
+	}
+	rwop_index *x = n->rwop;
+	int64_t id;
+	if (!kb_strmap_get(&x->pending, pvc->meta.key, &id)) {
+		id = (int64_t)x->keys.n;
+		if (KB_VEC_PUSH(&x->keys, pvc->meta.key) < 0 ||
+		    kb_strmap_put(&x->pending, pvc->meta.key, id) < 0) {
+			x->nomem = true;
+			return;
+		}
+	}
+	n->rwop_ids[n->v.nrwop++] = (uint32_t)id;
+}
+
 static void one_claim(const kb_cluster *c, needs *n, const kb_object *pod, const kb_pod_claim *pc)
 {
 	char key[512];
@@ -151,6 +219,11 @@ static void one_claim(const kb_cluster *c, needs *n, const kb_object *pod, const
 		n->v.wait = say(n, "PVC %s was not created for pod %s (pod is not owner)", o->meta.key,
 				pod->meta.key);
 		return;
+	}
+	if (pvc->access_modes & KB_ACCESS_RWOP) {
+		rwop_claim(c, n, o);
+		if (n->v.wait)
+			return;
 	}
 	bool sim_bound = csl->overridden && csl->status == KB_TASK_BOUND;
 	if (sim_bound || (pvc->volume_name && pvc->bind_completed)) {
@@ -201,10 +274,10 @@ static int cmp_need(const void *a, const void *b)
 /* The needs of one pending task, or NULL when it has none (every claim
  * bound, no affinity). *ret_nomem on allocation failure. */
 static const kb_task_volumes *task_needs(const kb_cluster *c, kb_arena *a, prebound_index *index,
-					 const kb_object *pod, bool *ret_nomem)
+					 rwop_index *rwop, const kb_object *pod, bool *ret_nomem)
 {
 	const kb_pod_obj *p = &pod->u.pod;
-	needs n = {.a = a, .index = index};
+	needs n = {.a = a, .index = index, .rwop = rwop};
 	if (p->nclaims > KB_MAX_POD_CLAIMS) {
 		kb_task_volumes *v = kb_arena_calloc(a, 1, sizeof(*v));
 		if (!v || !(v->wait = kb_arena_printf(a,
@@ -216,18 +289,20 @@ static const kb_task_volumes *task_needs(const kb_cluster *c, kb_arena *a, prebo
 	}
 	n.aff = kb_arena_calloc(a, p->nclaims, sizeof(*n.aff));
 	n.bind = kb_arena_calloc(a, p->nclaims, sizeof(*n.bind));
-	if (!n.aff || !n.bind) {
+	n.rwop_ids = kb_arena_calloc(a, p->nclaims, sizeof(*n.rwop_ids));
+	if (!n.aff || !n.bind || !n.rwop_ids) {
 		*ret_nomem = true;
 		return NULL;
 	}
 	for (uint32_t i = 0; i < p->nclaims && !n.v.wait; i++)
 		one_claim(c, &n, pod, &p->claims[i]);
 	if (!n.v.wait && n.v.naffinities == 0 && n.v.nto_bind == 0 && !n.v.under_way &&
-	    !n.v.pinned_node)
+	    !n.v.pinned_node && n.v.nrwop == 0)
 		return NULL;
 	qsort(n.bind, n.v.nto_bind, sizeof(*n.bind), cmp_need);
 	n.v.affinities = n.aff;
 	n.v.to_bind = n.bind;
+	n.v.rwop = n.rwop_ids;
 	n.v.ready = !n.v.wait && n.v.nto_bind == 0 && !n.v.under_way;
 	kb_task_volumes *v = kb_arena_alloc(a, sizeof(*v));
 	if (!v) {
@@ -278,6 +353,8 @@ int kb_cluster_volumes(kb_cluster *c, kb_snapshot *s, kb_arena *arena, kb_err *e
 	s->task_vol = NULL;
 	s->pvs = NULL;
 	s->npvs = 0;
+	s->rwop_claims = NULL;
+	s->nrwop_claims = 0;
 	if (c->claim_pods == 0)
 		return 0;
 	const kb_task_volumes **tv = kb_arena_calloc(arena, s->ntasks + 1, sizeof(*tv));
@@ -286,6 +363,9 @@ int kb_cluster_volumes(kb_cluster *c, kb_snapshot *s, kb_arena *arena, kb_err *e
 	bool any = false, nomem = false;
 	prebound_index index = {0};
 	kb_strmap_init(&index.by_claim);
+	rwop_index rwop = {0};
+	kb_strmap_init(&rwop.in_use);
+	kb_strmap_init(&rwop.pending);
 	for (uint32_t ji = 0; ji < s->njobs && !nomem; ji++) {
 		const kb_job *j = &s->jobs[ji];
 		if (j->nstatus[KB_TASK_PENDING] == 0)
@@ -298,13 +378,24 @@ int kb_cluster_volumes(kb_cluster *c, kb_snapshot *s, kb_arena *arena, kb_err *e
 			const kb_object *pod = c->pods.slots.v[t->cache_slot].obj;
 			if (pod->u.pod.nclaims == 0)
 				continue;
-			tv[ti] = task_needs(c, arena, &index, pod, &nomem);
+			tv[ti] = task_needs(c, arena, &index, &rwop, pod, &nomem);
 			any |= tv[ti] != NULL;
 		}
 	}
 	kb_strmap_release(&index.by_claim);
-	if (nomem || index.nomem)
+	kb_strmap_release(&rwop.in_use);
+	kb_strmap_release(&rwop.pending);
+	const char **keys = NULL;
+	if (!nomem && rwop.keys.n > 0 &&
+	    (keys = kb_arena_calloc(arena, rwop.keys.n, sizeof(*keys))) != NULL)
+		memcpy(keys, rwop.keys.v, rwop.keys.n * sizeof(*keys));
+	bool lost = rwop.keys.n > 0 && !keys;
+	uint32_t nkeys = (uint32_t)rwop.keys.n;
+	KB_VEC_RELEASE(&rwop.keys);
+	if (nomem || index.nomem || rwop.nomem || lost)
 		return kb_err_set(err, -ENOMEM, "working out the pods' volumes: out of memory");
 	s->task_vol = any ? tv : NULL;
+	s->rwop_claims = keys;
+	s->nrwop_claims = nkeys;
 	return 0;
 }

@@ -12,6 +12,11 @@
  *    class, or of a class that does not exist) not bound yet ("pod has
  *    unbound immediate PersistentVolumeClaims", naming the missing class),
  *    a claim bound to a volume that does not exist;
+ *  - a ReadWriteOncePod claim a pod on a node uses keeps it waiting
+ *    (kube-scheduler's VolumeRestrictions: "node has pod using
+ *    PersistentVolumeClaim with the same name and ReadWriteOncePod access
+ *    mode"); the others such claims of pending tasks are numbered in
+ *    s->rwop_claims, for the session's one-pod-at-a-time check;
  *  - bound volumes with node affinity (local volumes) restrict its nodes;
  *  - claims of a WaitForFirstConsumer class not bound yet: pinned to the
  *    node of their volume.kubernetes.io/selected-node (a provisioner at
@@ -25,7 +30,8 @@
  * Cost: O(1) when no pod in the store uses claims; else O(pending tasks
  * of jobs with pending tasks + their claims x log claims + volumes), the
  * volumes twice (the list above, and once an index of the pre-bound ones
- * when a claim not bound yet waits for its first consumer). Memory from
+ * when a claim not bound yet waits for its first consumer), the pods on
+ * nodes once when a pending pod has a ReadWriteOncePod claim. Memory from
  * `arena`, which the caller owns and
  * which must outlive the snapshot's use of it.
  */
@@ -37,8 +43,8 @@
 #include "base/error.h"
 #include "cache/cluster.h"
 
-/* Sets s->task_vol, s->pvs and s->npvs (NULL and 0 when nothing uses
- * claims). Returns 0 or -ENOMEM (with err; s then says nothing about
+/* Sets s->task_vol, s->pvs, s->npvs, s->rwop_claims and s->nrwop_claims
+ * (NULL and 0 when nothing uses claims). Returns 0 or -ENOMEM (with err; s then says nothing about
  * volumes). */
 int kb_cluster_volumes(kb_cluster *c, kb_snapshot *s, kb_arena *arena, kb_err *err);
 

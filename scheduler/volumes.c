@@ -8,13 +8,29 @@
 
 #define NO_VOLUMES "node(s) didn't find available persistent volumes to bind"
 #define NODE_CONFLICT "node(s) didn't match PersistentVolume's node affinity"
+#define RWOP_CONFLICT                                                                              \
+	"node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access " \
+	"mode"
 
-/* The session's volume state: who took each available volume, and what
- * each placed task was given. */
+/* The session's volume state: who took each available volume, what each
+ * placed task was given, and which placed task uses each ReadWriteOncePod
+ * claim. */
 struct kb_vol {
-	int32_t *taker;  /* per snap->pvs: the task holding it, or -1 */
-	int32_t **picks; /* per task: its picks (volumes.h), or NULL */
+	int32_t *taker;      /* per snap->pvs: the task holding it, or -1 */
+	int32_t **picks;     /* per task: its picks (volumes.h), or NULL */
+	int32_t *rwop_taker; /* per snap->rwop_claims: the task using it, or -1 */
 };
+
+/* Whether a ReadWriteOncePod claim of task ti is used by another task the
+ * session placed. */
+static bool rwop_taken(const kb_session *ssn, uint32_t ti, const kb_task_volumes *v)
+{
+	const struct kb_vol *st = ssn->vol;
+	for (uint32_t i = 0; st && i < v->nrwop; i++)
+		if (st->rwop_taker[v->rwop[i]] >= 0 && (uint32_t)st->rwop_taker[v->rwop[i]] != ti)
+			return true;
+	return false;
+}
 
 /* Whether node matches one of n terms (none: every node). */
 static bool terms_match(const kb_selector_term *terms, uint32_t n, const kb_node *node)
@@ -82,6 +98,10 @@ int kb_volumes_fit(const kb_session *ssn, const kb_task *task, const kb_node *no
 			*ret_reason = NODE_CONFLICT;
 			return KB_FIT_FAIL;
 		}
+	if (v->nrwop > 0 && rwop_taken(ssn, (uint32_t)(task - ssn->snap->tasks), v)) {
+		*ret_reason = RWOP_CONFLICT;
+		return KB_FIT_FAIL;
+	}
 	int32_t picks[KB_MAX_POD_CLAIMS];
 	if (v->nto_bind > 0 &&
 	    !match_claims(ssn, (uint32_t)(task - ssn->snap->tasks), v, node, picks)) {
@@ -99,10 +119,13 @@ static int vol_open(kb_session *ssn)
 		return -ENOMEM;
 	st->taker = kb_session_calloc(ssn, s->npvs + 1, sizeof(int32_t));
 	st->picks = kb_session_calloc(ssn, s->ntasks + 1, sizeof(int32_t *));
-	if (!st->taker || !st->picks)
+	st->rwop_taker = kb_session_calloc(ssn, s->nrwop_claims + 1, sizeof(int32_t));
+	if (!st->taker || !st->picks || !st->rwop_taker)
 		return -ENOMEM;
 	for (uint32_t p = 0; p < s->npvs; p++)
 		st->taker[p] = -1;
+	for (uint32_t p = 0; p < s->nrwop_claims; p++)
+		st->rwop_taker[p] = -1;
 	ssn->vol = st;
 	return 0;
 }
@@ -110,12 +133,19 @@ static int vol_open(kb_session *ssn)
 int kb_volumes_update(kb_session *ssn, const kb_task *task, int delta)
 {
 	const kb_task_volumes *v = kb_task_vol(ssn->snap, task);
-	if (!v || v->nto_bind == 0)
+	if (!v || (v->nto_bind == 0 && v->nrwop == 0))
 		return 0;
 	if (!ssn->vol && vol_open(ssn) < 0)
 		return -ENOMEM;
 	struct kb_vol *st = ssn->vol;
 	uint32_t ti = (uint32_t)(task - ssn->snap->tasks);
+	for (uint32_t i = 0; i < v->nrwop; i++)
+		if (delta < 0 && st->rwop_taker[v->rwop[i]] == (int32_t)ti)
+			st->rwop_taker[v->rwop[i]] = -1;
+		else if (delta > 0 && task->node >= 0)
+			st->rwop_taker[v->rwop[i]] = (int32_t)ti;
+	if (v->nto_bind == 0)
+		return 0;
 	int32_t *picks = st->picks[ti];
 	if (delta < 0) {
 		for (uint32_t i = 0; picks && i < v->nto_bind; i++)

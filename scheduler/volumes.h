@@ -10,8 +10,14 @@
  *    affinity; the smallest, as kube-scheduler picks) not taken by another
  *    task of the session, else dynamic provisioning when the class has a
  *    provisioner and its allowedTopologies admit the node;
- *  - takes the chosen volumes when a task is placed and gives them back
- *    when the placement is undone (kb_volumes_update, from statements);
+ *  - a ReadWriteOncePod claim goes to one pod at a time: a pod on a node
+ *    using it keeps every other pod waiting (the cache says so), and within
+ *    a session the first task placed keeps the others off it ("node has
+ *    pod using PersistentVolumeClaim with the same name and
+ *    ReadWriteOncePod access mode", kube-scheduler's VolumeRestrictions);
+ *  - takes the chosen volumes (and ReadWriteOncePod claims) when a task is
+ *    placed and gives them back when the placement is undone
+ *    (kb_volumes_update, from statements);
  *  - tells a statement's commit which placements may be bound
  *    (kb_volumes_ready) and what to write for the others first
  *    (kb_volumes_picks): a gang is bound only once every member's claims

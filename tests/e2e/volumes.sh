@@ -20,15 +20,17 @@
 #   dynamic    a WaitForFirstConsumer class with a provisioner: kube-batchd
 #              writes volume.kubernetes.io/selected-node, the hostPath
 #              provisioner makes the volumes, the members are bound there.
+#   rwop       a ReadWriteOncePod claim wanted by two pods: one bound, the
+#              other waits with kube-scheduler's reason until the first goes.
 # Environment: KB_E2E_DIR (control-plane dir), KUBE_BATCHD (the binary).
 set -uo pipefail
 
-e2e_name=volumes e2e_help_end=23
+e2e_name=volumes e2e_help_end=25
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 fixtures=$here/fixtures
 e2e_args "$@"
 cases=("${e2e_cases[@]}")
-((${#cases[@]})) || cases=(immediate local waits dynamic)
+((${#cases[@]})) || cases=(immediate local waits dynamic rwop)
 e2e_need kubectl curl openssl flock setsid python3
 [[ -x $root/tests/cluster/up ]] || { echo "volumes: SKIP: no tests/cluster/up" >&2; exit 77; }
 e2e_binary
@@ -247,6 +249,63 @@ case_dynamic() {
 		[[ -n $sel && $sel == "$(pod_node "$ns" "d-$i")" ]] || { ok=0; echo "d-$i: selected-node '$sel', pod on '$(pod_node "$ns" "d-$i")'" >&2; }
 	done
 	check "dynamic: each claim's selected-node is its member's node" test $ok = 1
+}
+
+# A ReadWriteOncePod claim (bound by the PV controller) wanted by two pods
+# created together: one is bound, the other waits with kube-scheduler's
+# reason (VolumeRestrictions) until the first is gone, then is bound.
+case_rwop() {
+	local ns=rwop-$run
+	k create namespace "$ns" >/dev/null
+	k create -f - >/dev/null <<EOF
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: rwop-$run}
+spec:
+  capacity: {storage: 10Gi}
+  accessModes: [ReadWriteOncePod]
+  storageClassName: rwop-$run
+  hostPath: {path: /tmp/kb-rwop-$run}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: only, namespace: $ns}
+spec:
+  storageClassName: rwop-$run
+  accessModes: [ReadWriteOncePod]
+  resources: {requests: {storage: 5Gi}}
+EOF
+	check "rwop: the PV controller binds the ReadWriteOncePod claim" wait_for 60 claim_bound "$ns" only
+	k create -f - >/dev/null <<EOF
+apiVersion: v1
+kind: Pod
+metadata: {name: one, namespace: $ns}
+spec:
+  schedulerName: kube-batchd
+  containers: [{name: c, image: x, resources: {requests: {cpu: "1"}}}]
+  volumes: [{name: s, persistentVolumeClaim: {claimName: only}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: two, namespace: $ns}
+spec:
+  schedulerName: kube-batchd
+  containers: [{name: c, image: x, resources: {requests: {cpu: "1"}}}]
+  volumes: [{name: s, persistentVolumeClaim: {claimName: only}}]
+EOF
+	check "rwop: one of the two pods is bound" wait_for 20 bound_is "$ns" 1
+	sleep 2 # more sessions: the other must stay pending
+	check "rwop: ... and only one" bound_is "$ns" 1
+	local waiting
+	waiting=two
+	[[ -z $(pod_node "$ns" one) ]] && waiting=one
+	check "rwop: the other waits with kube-scheduler's reason" \
+		wait_for 10 bash -c "kubectl --kubeconfig '$admin' get pod -n $ns $waiting -o jsonpath='{.status.conditions[?(@.type==\"PodScheduled\")].message}' | grep -q 'node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode'"
+	local holder=one
+	[[ $waiting == one ]] && holder=two
+	k delete pod -n "$ns" "$holder" --grace-period=0 --force >/dev/null 2>&1
+	check "rwop: once the first pod is gone, the other is bound" \
+		wait_for 30 bash -c "[[ -n \$(kubectl --kubeconfig '$admin' get pod -n $ns $waiting -o jsonpath='{.spec.nodeName}') ]]"
 }
 
 for c in "${cases[@]}"; do
