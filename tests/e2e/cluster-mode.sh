@@ -721,6 +721,22 @@ case_metrics() {
 	during=$(curl -s "http://127.0.0.1:$port/metrics")
 	check "metrics: /metrics answers during the burst (sessions_total $(mx_value "$during" kube_batchd_sessions_total))" \
 		test -n "$(mx_value "$during" kube_batchd_sessions_total)"
+	# Scrapes during the burst against the API's record read just before
+	# each: a queue's allocated GPUs are at least what the API shows bound
+	# (nothing is freed here) and at most its pods' asks; the nodes' GPUs
+	# allocated never pass their total.
+	local bad= b a gl
+	for ((i = 0; i < 8; i++)); do
+		b=$(mx_pod_sum "$na" gpu)
+		during=$(curl -s "http://127.0.0.1:$port/metrics")
+		a=$(mx_value "$during" "kube_batchd_queue_allocated_scalar_resources{queue_name=\"$qa\",resource=\"nvidia.com/gpu\"}")
+		gl=$(awk '$1 ~ /^kube_batchd_node_gpu_allocated\{/ {split($1, k, "\""); al[k[2]] = $2}
+			$1 ~ /^kube_batchd_node_gpu_total\{/ {split($1, k, "\""); to[k[2]] = $2}
+			END {for (n in al) if (al[n] > to[n]) print n}' <<<"$during")
+		[[ ${a:-0} -ge $b && ${a:-0} -le 6 && -z $gl ]] || bad+=" scrape $i: allocated ${a:-none}, API bound $b${gl:+, nodes over total: $gl};"
+		sleep 0.2
+	done
+	check "metrics: 8 scrapes during the burst agree with the API's record read before each${bad:+:$bad}" test -z "$bad"
 	check "metrics: the 12 one-GPU pods of both queues are bound" wait_bound "$na" 6 30
 	wait_bound "$nb" 6 30
 	sleep 1.5 # a few sessions after the last binding echoed
