@@ -4,10 +4,12 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/json_out.h"
 #include "base/log.h"
@@ -126,6 +128,20 @@ kb_recorder *kb_recorder_open(const char *path, uint64_t max_bytes, kb_err *err)
 		goto fail;
 	}
 	rec->max_bytes = max_bytes;
+	/* A restart must not lose the record of what came before it (the run
+	 * that crashed is the one a bug report wants): the last file is kept
+	 * as PATH.1, replacing an older one. */
+	if (access(path, F_OK) == 0) {
+		char prev[PATH_MAX];
+		int n = snprintf(prev, sizeof(prev), "%s.1", path);
+		if (n < 0 || (size_t)n >= sizeof(prev) || rename(path, prev) < 0) {
+			int e = n < 0 || (size_t)n >= sizeof(prev) ? ENAMETOOLONG : errno;
+			kb_err_set(err, -e, "--record \"%s\": keeping the previous record as %s.1: %s",
+				   path, path, strerror(e));
+			goto fail;
+		}
+		kb_info("--record \"%s\": the previous record kept as \"%s\"", path, prev);
+	}
 	rec->file = fopen(path, "we");
 	if (!rec->file) {
 		int e = errno;

@@ -27,8 +27,9 @@
  * Records are gathered in memory and written at the end of each session
  * (and after the configuration), then flushed (fflush, no fsync): a crash
  * of the daemon loses at most what came since the last session ended, and
- * the file always ends at a session boundary. The file is created or
- * truncated at start: a restart starts it afresh.
+ * the file always ends at a session boundary. The file is created at
+ * start; one already there (a run before a restart: the one that crashed)
+ * is kept as PATH.1, replacing an older PATH.1.
  *
  * The size cap (max_bytes, --record-max-bytes, default 1 GiB): when what
  * is gathered would take the file past it, the gathered records are
@@ -64,7 +65,8 @@
 
 typedef struct kb_recorder kb_recorder;
 
-/* Creates or truncates path and writes the header. max_bytes: the cap (0:
+/* Creates path (an existing one renamed to path.1 first) and writes the
+ * header. max_bytes: the cap (0:
  * KB_RECORD_MAX_BYTES_DEFAULT; less than KB_RECORD_MIN_BYTES is -EINVAL).
  * Returns the recorder, or NULL with err (-errno naming --record and the
  * path). */

@@ -170,5 +170,20 @@ echo "replay (format 7): $out"
 check "replay of another format: refused at offset 0, exit 1" \
 	bash -c "[[ $rc == 1 ]] && grep -q 'offset 0 (line 1): header: record format 7' <<<'$out'"
 
+# A restart keeps the record it would overwrite (the run before it is the
+# one a bug report wants) as FILE.1.
+cp "$rec" "$dir/first.jsonl"
+"$bin" --kubeconfig "$schedcfg" --listen-address "127.0.0.1:$port" --schedule-period 200ms -v 2 \
+	--scheduler-conf "$fixtures/scheduler.conf" --queue-conf "$dir/queues.yaml" \
+	--record "$rec" >"$log.2" 2>&1 &
+sched_pid=$!
+e2e_wait_healthy "$port" "$sched_pid" "$log.2" || fail "the daemon restarts with the same --record"
+sleep 1
+stop_sched
+check "a restart keeps the previous record as FILE.1, unchanged, and starts FILE anew" \
+	bash -c "cmp -s '$dir/first.jsonl' '$rec.1' && head -1 '$rec' | grep -q '\"magic\":\"kube-batchd-record\"' && ! cmp -s '$rec' '$rec.1'"
+out=$("$bin" replay "$rec.1" 2>&1)
+check "replay of FILE.1: all identical ($out)" grep -q 'all identical' <<<"$out"
+
 e2e_summary
 ((fails == 0))
