@@ -5,6 +5,9 @@ KB_CLUSTER_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 KB_REPO_ROOT=$(cd "$KB_CLUSTER_DIR/../.." && pwd)
 KB_MARKER=.kube-batchd-cluster   # present in every DIR that up has set up
 
+# kubectl and (when scripts/setup installed one) go first on PATH.
+source "$KB_CLUSTER_DIR/path.sh"
+
 kb_prog=$(basename "$0")
 kb_die() { echo "$kb_prog: error: $*" >&2; exit 1; }
 kb_log() { echo "$kb_prog: $*" >&2; }
@@ -130,4 +133,39 @@ kb_lease_rbac() {
 		{ doc = doc "\n" $0 }
 		END { flush() }
 	' "$KB_REPO_ROOT/deploy/rbac.yaml"
+}
+
+# kb_k8s_version MODULE-DIR: the k8s.io/kubernetes version its go.mod pins.
+kb_k8s_version() {
+	local v
+	v=$(awk '$1 == "k8s.io/kubernetes" && $2 ~ /^v/ {print $2; exit}' "$1/go.mod")
+	[[ -n $v ]] || kb_die "cannot find the k8s.io/kubernetes version in $1/go.mod"
+	echo "$v"
+}
+
+# kb_version_ldflags VERSION: the -X flags that make the binaries of
+# k8s.io/kubernetes report VERSION (component-base's version package, which
+# the servers and `kubectl version` print).
+kb_version_ldflags() {
+	local minor=${1#v1.}
+	minor=${minor%%.*}
+	echo "-s -w -X k8s.io/component-base/version.gitVersion=$1" \
+		"-X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor" \
+		"-X k8s.io/component-base/version.gitTreeState=clean"
+}
+
+# kb_build_kubectl: kubectl (k8s.io/kubernetes/cmd/kubectl) of this folder's
+# module, the same k8s.io/kubernetes as kube-apiserver's, into KB_TOOLS_BIN
+# (path.sh), which is first on PATH of every script sourcing this file. Its
+# own stamp there (kb_build_module): nothing runs when it is up to date; the
+# first build takes a few minutes, a rebuild after a Go or module change
+# mostly links (the Go build cache). Exits through kb_die when it fails.
+kb_build_kubectl() {
+	mkdir -p "$KB_TOOLS_BIN" || kb_die "cannot create $KB_TOOLS_BIN"
+	local v
+	v=$(kb_k8s_version "$KB_CLUSTER_DIR") || exit 1
+	# client-go's copy of the version goes into kubectl's User-Agent.
+	kb_build_module "$KB_TOOLS_BIN" kubectl "$KB_CLUSTER_DIR" kubectl \
+		"$(kb_version_ldflags "$v") -X k8s.io/client-go/pkg/version.gitVersion=$v" \
+		k8s.io/kubernetes/cmd/kubectl
 }

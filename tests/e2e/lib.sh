@@ -24,6 +24,8 @@
 
 here=$(cd "$(dirname "${BASH_SOURCE[1]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
+# The kubectl of the control plane's version (scripts/setup, up) first on PATH.
+source "$root/tests/cluster/path.sh"
 build=$root/build
 keep=0
 e2e_cases=()
