@@ -362,12 +362,13 @@ case_restart() {
 	before=$(pods_nodes "$ns" | grep '=.')
 	# More work arrives, and the scheduler is killed while it places it...
 	{ gang "$ns" g4 3 1; gang "$ns" g5 2 1; } | k create -f - >/dev/null &
+	local creating=$!
 	for ((i = 0; i < 100; i++)); do
 		(($(bound_count "$ns") > 9)) && break
 		sleep 0.05
 	done
 	stop_sched KILL
-	wait
+	wait "$creating" # not a bare wait: the invariant watch runs in the background too
 	# ...and more arrives while it is down.
 	gang "$ns" g6 2 1 | k create -f - >/dev/null
 	echo "  killed with $(bound_count "$ns") of 16 pods bound"
