@@ -21,11 +21,10 @@
  * the 7-day horizon. It runs from its own timer a quarter period after a
  * session (once the session's bindings are on their way), blocking the
  * loop for its length: under a millisecond on the e2e cluster
- * (tests/e2e/estimate.sh prints the longest), but on a large cluster as
- * long as a session or two (scheduler/estimate.h: about 1 s of CPU at
- * 1,000 nodes with 200 gangs waiting), which can delay the next session
- * by that much. Running it on a thread of its own needs a copy of the
- * store that owns its objects: not done.
+ * (tests/e2e/estimate.sh prints the longest), and the budget plus one
+ * simulated session (about 0.5 ms) on a large one (scheduler/estimate.h:
+ * 1,000 nodes, 200 gangs waiting). Running it on a thread of its own
+ * would need a copy of the store that owns its objects: not done.
  *
  * The annotation kube-batchd.io/estimated-start on each pending PodGroup
  * object (not Workloads: they have no object per gang) says the estimate:

@@ -215,21 +215,36 @@ static void add_name(char *buf, size_t n, uint32_t *count, uint32_t *more, const
 
 /* The jobs whose pods ended by time t on the nodes where pg's pods were
  * bound at t, latest end first, into buf. */
+#define AFTER_NODES 64
+
 static void after_of(kb_cluster *c, const kb_sim_result *res, const char *pg, int64_t t,
 		     char *buf, size_t n)
 {
 	buf[0] = '\0';
 	uint32_t count = 0, more = 0;
-	for (size_t i = res->completions.n; i-- > 0;) {
+	/* The nodes pg's pods were bound to at t (its first AFTER_NODES: the
+	 * text names a few jobs at most), then the completions on them: once
+	 * over the bindings and once over the completions, not the one inside
+	 * the other (which cost most of a run at 1,000 nodes). */
+	const char *nodes[AFTER_NODES];
+	uint32_t nn = 0;
+	for (size_t b = 0; b < res->bindings.n && nn < AFTER_NODES; b++) {
+		const kb_sim_binding *bd = &res->bindings.v[b];
+		if (bd->time_ms != t || !pod_of(c, bd->pod, pg))
+			continue;
+		bool seen = false;
+		for (uint32_t k = 0; k < nn && !seen; k++)
+			seen = strcmp(nodes[k], bd->node) == 0;
+		if (!seen)
+			nodes[nn++] = bd->node;
+	}
+	for (size_t i = res->completions.n; nn > 0 && i-- > 0;) {
 		const kb_sim_completion *done = &res->completions.v[i];
 		if (done->time_ms > t)
 			continue;
 		bool near = false;
-		for (size_t b = 0; b < res->bindings.n && !near; b++) {
-			const kb_sim_binding *bd = &res->bindings.v[b];
-			near = bd->time_ms == t && strcmp(bd->node, done->node) == 0 &&
-			       pod_of(c, bd->pod, pg);
-		}
+		for (uint32_t k = 0; k < nn && !near; k++)
+			near = strcmp(nodes[k], done->node) == 0;
 		if (near)
 			add_name(buf, n, &count, &more, job_of_pod(c, done->pod));
 	}
