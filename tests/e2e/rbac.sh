@@ -239,6 +239,7 @@ spec:
 EOF
 }
 bound() { [[ -n $(k get pod "$2" -n "$1" -o 'jsonpath={.spec.nodeName}' 2>/dev/null) ]]; }
+estimated() { [[ -n $(k get "podgroups.$1" big -n "$2" -o 'jsonpath={.metadata.annotations.kube-batchd\.io/estimated-start}' 2>/dev/null) ]]; }
 pv_claimed() { [[ -n $(k get pv "$1" -o 'jsonpath={.spec.claimRef.name}' 2>/dev/null) ]]; }
 
 # audited VERB RESOURCE: the audit log has a request of the scheduler's.
@@ -335,6 +336,15 @@ EOF
 		sleep 1 && k delete pod filler -n rbac-lone --wait=false >/dev/null ||
 		fail "used: a filler pod is bound and deleted"
 	check "used: the repeated Event is patched, not created again" wait_for 30 audited patch events
+	# The gangs that never fit get their estimated start (a patch of each
+	# family's PodGroup) within the estimator's spacing (5 s after a change).
+	local fam group
+	for fam in volcano:scheduling.volcano.sh incubator:scheduling.incubator.k8s.io \
+		xk8s:scheduling.x-k8s.io sigs:scheduling.sigs.k8s.io; do
+		group=${fam#*:} fam=${fam%%:*}
+		check "used: rbac-$fam/big gets its kube-batchd.io/estimated-start" \
+			wait_for 30 estimated "$group" "rbac-$fam"
+	done
 	stop_sched
 	check "used: no request refused, every grant used (audit log vs. ClusterRole and Role)" \
 		audit_vs_grants
