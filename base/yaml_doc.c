@@ -32,6 +32,8 @@
 #include <unistd.h>
 #include <yaml.h>
 
+#include "base/buf.h"
+
 #define KB_YAML_MAX_DEPTH 64
 #define KB_YAML_MAX_BYTES ((size_t)64 << 20)
 #define KB_YAML_MAX_NODES 10000000u
@@ -632,64 +634,14 @@ fail:
 	return r;
 }
 
-/* Reads all of fd (at most KB_YAML_MAX_BYTES) into a new heap buffer.
- * Returns 0 with *ret_buf (caller frees) and *ret_len, or -errno with err
- * "path: reason"; *ret_buf is NULL then. */
-static int read_all(int fd, const char *path, char **ret_buf, size_t *ret_len, kb_err *err)
-{
-	char *buf = NULL;
-	size_t len = 0, cap = 0;
-	*ret_buf = NULL;
-	for (;;) {
-		if (len == cap) {
-			if (cap > KB_YAML_MAX_BYTES) {
-				free(buf);
-				return kb_err_set(err, -E2BIG, "%s: larger than %zu MiB", path,
-						  KB_YAML_MAX_BYTES >> 20);
-			}
-			size_t ncap = cap ? cap * 2 : (size_t)64 * 1024;
-			if (ncap > KB_YAML_MAX_BYTES + 1)
-				ncap = KB_YAML_MAX_BYTES + 1;
-			char *nbuf = realloc(buf, ncap);
-			if (!nbuf) {
-				free(buf);
-				return kb_err_set(err, -ENOMEM, "%s: out of memory", path);
-			}
-			buf = nbuf;
-			cap = ncap;
-		}
-		ssize_t n = read(fd, buf + len, cap - len);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			int e = errno;
-			free(buf);
-			return kb_err_set(err, -e, "%s: %s", path, strerror(e));
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	*ret_buf = buf;
-	*ret_len = len;
-	return 0;
-}
-
 int kb_yaml_load_file(const char *path, kb_yaml_file *ret, kb_err *err)
 {
 	file_reset(ret);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		int e = errno;
-		return kb_err_set(err, -e, "%s: %s", path, strerror(e));
-	}
-	char *buf;
-	size_t len;
-	int r = read_all(fd, path, &buf, &len, err);
+	kb_buf text = {0};
+	int r = kb_buf_read_file(path, KB_YAML_MAX_BYTES, &text, err);
 	if (r == 0)
-		r = kb_yaml_load_buffer(buf, len, path, ret, err);
-	free(buf);
-	close(fd);
+		r = kb_yaml_load_buffer(text.data, text.len, path, ret, err);
+	kb_buf_release(&text);
 	return r;
 }
 
@@ -793,17 +745,16 @@ int kb_yaml_stream_open_file(const char *path, kb_yaml_stream **ret, kb_err *err
 	if (!S_ISREG(st.st_mode)) {
 		/* A pipe or a device: read it whole, so that a reader error can
 		 * still be placed (the file cannot be read again). */
-		char *buf;
-		size_t len;
-		int r = read_all(fd, path, &buf, &len, err);
+		kb_buf text = {0};
+		int r = kb_buf_read_fd(fd, path, KB_YAML_MAX_BYTES, &text, err);
 		close(fd);
 		if (r < 0)
 			return r;
-		r = stream_new(path, -1, buf, len, ret, err);
+		r = stream_new(path, -1, text.data, text.len, ret, err);
 		if (r < 0)
-			free(buf);
+			kb_buf_release(&text);
 		else
-			(*ret)->owned = buf;
+			(*ret)->owned = text.data;
 		return r;
 	}
 	if ((uint64_t)st.st_size > KB_YAML_MAX_BYTES) {

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/buf.h"
 #include "base/json_out.h"
 #include "base/log.h"
 #include "cache/record_file.h"
@@ -183,47 +184,6 @@ kb_recorder *kb_recorder_close(kb_recorder *rec)
 
 /* ---- configuration ------------------------------------------------------------ */
 
-/* Reads path whole into *ret (malloc'd, NUL-terminated). 0 or -errno with
- * err "path: reason", as the YAML loader says it. */
-static int read_all(const char *path, char **ret, size_t *ret_len, kb_err *err)
-{
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return kb_err_set(err, -errno, "%s: %s", path, strerror(errno));
-	char *buf = NULL;
-	size_t len = 0, cap = 0;
-	int rc = 0;
-	for (;;) {
-		if (len + 4096 + 1 > cap) {
-			size_t ncap = cap ? cap * 2 : 8192;
-			char *nb = ncap > CONF_MAX_BYTES + 4097 ? NULL : realloc(buf, ncap);
-			if (!nb) {
-				rc = kb_err_set(err, cap ? -E2BIG : -ENOMEM, "%s: over %zu bytes", path,
-						CONF_MAX_BYTES);
-				break;
-			}
-			buf = nb;
-			cap = ncap;
-		}
-		size_t n = fread(buf + len, 1, 4096, f);
-		len += n;
-		if (n < 4096) {
-			if (ferror(f))
-				rc = kb_err_set(err, -EIO, "%s: reading: %s", path, strerror(errno));
-			break;
-		}
-	}
-	(void)fclose(f); /* read only */
-	if (rc < 0) {
-		free(buf);
-		return rc;
-	}
-	buf[len] = '\0';
-	*ret = buf;
-	*ret_len = len;
-	return 0;
-}
-
 int kb_recorder_load_conf(kb_recorder *rec, const char *conf_path, const kb_registry *reg,
 			  const char *const *names, uint32_t nnames, const char *default_queue,
 			  kb_conf *ret, kb_err *err)
@@ -231,12 +191,12 @@ int kb_recorder_load_conf(kb_recorder *rec, const char *conf_path, const kb_regi
 	if (!rec)
 		return conf_path ? kb_conf_load_file(conf_path, reg, ret, err)
 				 : kb_conf_load_default(reg, ret, err);
-	char *text = NULL;
-	size_t len = 0;
-	int r = conf_path ? read_all(conf_path, &text, &len, err) : 0;
+	kb_buf file = {0};
+	int r = conf_path ? kb_buf_read_file(conf_path, CONF_MAX_BYTES, &file, err) : 0;
 	if (r < 0)
 		return r;
-	r = conf_path ? kb_conf_load_buffer(text, len, conf_path, reg, ret, err)
+	const char *text = file.data;
+	r = conf_path ? kb_conf_load_buffer(text, file.len, conf_path, reg, ret, err)
 		      : kb_conf_load_default(reg, ret, err);
 	if (r == 0 && fits(rec)) {
 		fputs("{\"r\":\"conf\",\"scheduler_conf\":", rec->mem);
@@ -257,7 +217,7 @@ int kb_recorder_load_conf(kb_recorder *rec, const char *conf_path, const kb_regi
 		fputs("}\n", rec->mem);
 		flush_gathered(rec);
 	}
-	free(text);
+	kb_buf_release(&file);
 	return r;
 }
 
@@ -266,14 +226,14 @@ int kb_recorder_load_queues(kb_recorder *rec, const char *path, kb_resnames *nam
 {
 	if (!rec)
 		return kb_queue_conf_load_file(path, names, ret, err);
-	char *text = NULL;
-	size_t len = 0;
-	int r = read_all(path, &text, &len, err);
+	kb_buf file = {0};
+	int r = kb_buf_read_file(path, CONF_MAX_BYTES, &file, err);
 	if (r < 0) {
 		memset(ret, 0, sizeof(*ret));
 		return r;
 	}
-	r = kb_queue_conf_load_buffer(text, len, path, names, ret, err);
+	const char *text = file.data;
+	r = kb_queue_conf_load_buffer(text, file.len, path, names, ret, err);
 	if (fits(rec)) {
 		fputs("{\"r\":\"queues\",\"name\":", rec->mem);
 		kb_json_put_str(rec->mem, path);
@@ -282,7 +242,7 @@ int kb_recorder_load_queues(kb_recorder *rec, const char *path, kb_resnames *nam
 		fprintf(rec->mem, ",\"ok\":%s}\n", r == 0 ? "true" : "false");
 		fits(rec);
 	}
-	free(text);
+	kb_buf_release(&file);
 	return r;
 }
 

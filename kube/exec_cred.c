@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/buf.h"
 #include "base/json_doc.h"
 #include "base/json_out.h"
 #include "base/log.h"
@@ -225,8 +226,7 @@ char *kb_exec_plugin_info(const kb_exec_plugin *p)
 
 /* What a run collected. */
 typedef struct run_io {
-	char *out;
-	size_t out_len, out_cap;
+	kb_buf out;
 	bool e2big;
 	char line[1024]; /* a stderr line being gathered (a longer one is cut) */
 	size_t line_len;
@@ -343,24 +343,12 @@ static void take_stderr(const kb_exec_plugin *p, run_io *io, const char *b, size
 /* 0, or -ENOMEM; sets e2big (and keeps nothing more) past the limit. */
 static int take_stdout(const kb_exec_plugin *p, run_io *io, const char *b, size_t n)
 {
-	if (io->out_len + n > p->output_max) {
+	int r = kb_buf_append(&io->out, b, n, p->output_max);
+	if (r == -E2BIG) {
 		io->e2big = true;
 		return 0;
 	}
-	if (io->out_len + n + 1 > io->out_cap) {
-		size_t cap = io->out_cap ? io->out_cap * 2 : 4096;
-		while (cap < io->out_len + n + 1)
-			cap *= 2;
-		char *d = realloc(io->out, cap);
-		if (!d)
-			return -ENOMEM;
-		io->out = d;
-		io->out_cap = cap;
-	}
-	memcpy(io->out + io->out_len, b, n);
-	io->out_len += n;
-	io->out[io->out_len] = '\0';
-	return 0;
+	return r;
 }
 
 /* Reads both pipes until both end, the output passes the limit or the
@@ -510,7 +498,7 @@ static int parse_output(kb_exec_plugin *p, const run_io *io, kb_exec_credential 
 {
 	kb_yaml_file f;
 	kb_err jerr = {0};
-	int r = kb_json_load_buffer(io->out, io->out_len, "output", &f, &jerr);
+	int r = kb_json_load_buffer(io->out.data, io->out.len, "output", &f, &jerr);
 	if (r < 0)
 		return pfail(p, err, r == -ENOMEM ? -ENOMEM : -EPROTO,
 			     "its output is not an ExecCredential: %s", jerr.msg);
@@ -576,9 +564,9 @@ static int run_plugin(kb_exec_plugin *p, kb_exec_credential *ret, kb_err *err)
 		r = exit_error(p, status, err);
 	else
 		r = parse_output(p, &io, ret, err);
-	if (io.out)
-		explicit_bzero(io.out, io.out_len);
-	free(io.out);
+	if (io.out.data)
+		explicit_bzero(io.out.data, io.out.len);
+	kb_buf_release(&io.out);
 	return r;
 }
 

@@ -50,6 +50,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/buf.h"
 #include "base/log.h"
 #include "kube/line_framer.h"
 #include "kube/token_bucket.h"
@@ -74,41 +75,6 @@
 /* HTTP/2 carries every request; a second or third connection only while one
  * is being replaced (or the server's stream limit is lower than ours). */
 #define MAX_HOST_CONNECTIONS 4L
-
-/* ---- growable byte buffer (bodies) --------------------------------------- */
-
-typedef struct kb_buf {
-	char *data;
-	size_t len, cap;
-} kb_buf;
-
-/* Appends n bytes, keeping the buffer NUL-terminated. 0, -ENOMEM, or -E2BIG
- * when it would hold more than limit. */
-static int buf_append(kb_buf *b, const char *p, size_t n, size_t limit)
-{
-	if (b->len + n > limit)
-		return -E2BIG;
-	if (b->len + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 4096;
-		while (cap < b->len + n + 1)
-			cap *= 2;
-		char *d = realloc(b->data, cap);
-		if (!d)
-			return -ENOMEM;
-		b->data = d;
-		b->cap = cap;
-	}
-	memcpy(b->data + b->len, p, n);
-	b->len += n;
-	b->data[b->len] = '\0';
-	return 0;
-}
-
-static void buf_release(kb_buf *b)
-{
-	free(b->data);
-	memset(b, 0, sizeof(*b));
-}
 
 /* ---- requests ------------------------------------------------------------- */
 
@@ -238,7 +204,7 @@ static kb_req *req_free(kb_req *r)
 	free(r->url);
 	free(r->body);
 	free(r->content_type);
-	buf_release(&r->resp);
+	kb_buf_release(&r->resp);
 	kb_line_framer_release(&r->lines);
 	free(r);
 	return NULL;
@@ -338,7 +304,7 @@ static size_t write_cb(char *ptr, size_t size, size_t nmemb, void *userdata)
 	}
 	bool lines = r->stream && r->http_status / 100 == 2;
 	int e = lines ? kb_line_framer_feed(&r->lines, ptr, n) :
-			buf_append(&r->resp, ptr, n, BODY_MAX);
+			kb_buf_append(&r->resp, ptr, n, BODY_MAX);
 	if (e == -E2BIG)
 		r->e2big = true;
 	else if (e == -ENOMEM)
