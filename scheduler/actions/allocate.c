@@ -31,7 +31,6 @@
  */
 #include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "api/jobstatus.h"
@@ -431,14 +430,11 @@ static int allocate_execute(kb_session *ssn, kb_err *err)
 }
 
 /* allocate's one argument: percentage-of-nodes-to-score, a number in
- * (0, 100] (scheduler/actions/placement.c reads it). */
+ * (0, 100] (kb_percentage_of_nodes, which the node search reads it with). */
 static int check_argument(const char *key, const char *value, kb_err *err)
 {
-	if (strcmp(key, "percentage-of-nodes-to-score") != 0)
-		return 0;
-	char *end = NULL;
-	double v = value && *value ? strtod(value, &end) : 0;
-	if (end && *end == '\0' && v > 0 && v <= 100)
+	double v;
+	if (strcmp(key, "percentage-of-nodes-to-score") != 0 || kb_percentage_of_nodes(value, &v))
 		return 0;
 	return kb_err_set(err, -EINVAL,
 			  "percentage-of-nodes-to-score: \"%s\" is not a number in (0, 100]",

@@ -23,6 +23,16 @@ static void report_add(kb_fit_report *rep, const char *reason)
 	}
 }
 
+bool kb_percentage_of_nodes(const char *value, double *ret)
+{
+	char *end = NULL;
+	double v = value && *value ? strtod(value, &end) : 0;
+	if (!end || *end != '\0' || !(v > 0 && v <= 100))
+		return false;
+	*ret = v;
+	return true;
+}
+
 static uint32_t feasible_to_find(kb_session *ssn)
 {
 	uint32_t n = ssn->snap->nnodes;
@@ -34,12 +44,9 @@ static uint32_t feasible_to_find(kb_session *ssn)
 		if (pct < 5)
 			pct = 5;
 		const char *arg = kb_conf_action_arg(ssn->conf, "allocate", "percentage-of-nodes-to-score", NULL);
-		if (arg) {
-			char *end;
-			double v = strtod(arg, &end);
-			if (*end == '\0' && v > 0 && v <= 100)
-				pct = v;
-		}
+		double v;
+		if (arg && kb_percentage_of_nodes(arg, &v))
+			pct = v;
 		want = (uint32_t)((double)n * pct / 100.0);
 		if (want < 100)
 			want = 100;

@@ -50,6 +50,11 @@ typedef struct kb_fit_report {
  * capability), else no node is tried. */
 int32_t kb_best_node(kb_session *ssn, const kb_task *task, kb_fit_report *report);
 
+/* allocate's percentage-of-nodes-to-score: true with *ret when value is a
+ * number in (0, 100]. Checked when the configuration loads (allocate's
+ * check_arg) and read by kb_best_node's node search. O(1). */
+bool kb_percentage_of_nodes(const char *value, double *ret);
+
 /* Whether every predicate and score reads a and b the same: same job,
  * priority, request and the placement fields of the pod spec. O(spec size). */
 bool kb_task_placed_alike(const kb_task *a, const kb_task *b);
