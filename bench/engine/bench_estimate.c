@@ -28,22 +28,9 @@
 #include "cache/cluster.h"
 #include "plugins/registry.h"
 #include "scheduler/estimate.h"
+#include "bench/engine/clock.h"
 
 #define NOW_MS 1700000000000LL
-
-static double mono_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static double cpu_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 static uint64_t rng_next(uint64_t *s)
 {
@@ -167,11 +154,11 @@ int main(int argc, char **argv)
 		goto usage;
 	kb_cluster c;
 	kb_cluster_init(&c, "kube-batchd", "default");
-	double t0 = mono_ms();
+	double t0 = bench_mono_ms();
 	if (build(&c, nodes, per_node, gangs, seed) < 0)
 		return 1;
 	printf("cluster: %u nodes, %u running pods, %u pending gangs (built in %.0f ms)\n", nodes,
-	       nodes * per_node, gangs, mono_ms() - t0);
+	       nodes * per_node, gangs, bench_mono_ms() - t0);
 	kb_conf conf;
 	kb_err err = {0};
 	if (kb_conf_load_default(&kb_builtin_registry, &conf, &err) < 0) {
@@ -180,17 +167,17 @@ int main(int argc, char **argv)
 	}
 	/* Its parts: the copy, and the input read over it (a full snapshot build). */
 	{
-		double a = mono_ms(), ca = cpu_ms();
+		double a = bench_mono_ms(), ca = bench_cpu_ms();
 		kb_cluster copy;
 		if (kb_cluster_share_copy(&copy, &c) < 0)
 			return 1;
-		double b = mono_ms(), cb = cpu_ms();
+		double b = bench_mono_ms(), cb = bench_cpu_ms();
 		kb_estimate_options opt = {.conf = &conf, .now_ms = NOW_MS};
 		kb_estimate_input in;
 		if (kb_estimate_input_read(&copy, &opt, &in, &err) < 0)
 			return 1;
 		printf("parts: share copy %.1f ms (CPU %.1f), input read %.1f ms (CPU %.1f; %zu ends, "
-		       "%zu pending gangs)\n", b - a, cb - ca, mono_ms() - b, cpu_ms() - cb, in.ends.n,
+		       "%zu pending gangs)\n", b - a, cb - ca, bench_mono_ms() - b, bench_cpu_ms() - cb, in.ends.n,
 		       in.pending.n);
 		kb_estimate_input_release(&in);
 		kb_cluster_release(&copy);
@@ -201,10 +188,10 @@ int main(int argc, char **argv)
 	for (uint32_t r = 0; r < runs; r++) {
 		kb_estimate_options opt = {.conf = &conf, .now_ms = NOW_MS, .budget_ms = budget};
 		kb_sim_result res;
-		double a = mono_ms(), ca = cpu_ms();
+		double a = bench_mono_ms(), ca = bench_cpu_ms();
 		int rc = kb_estimate_run(&c, &opt, &res, &err);
-		ms[r] = mono_ms() - a;
-		double cpu = cpu_ms() - ca;
+		ms[r] = bench_mono_ms() - a;
+		double cpu = bench_cpu_ms() - ca;
 		if (rc < 0) {
 			fprintf(stderr, "bench-estimate: %s\n", err.msg);
 			return 1;

@@ -78,6 +78,7 @@
 #include "scheduler/simulate.h"
 #include "plugins/registry.h"
 #include "api/defaults.h"
+#include "bench/engine/clock.h"
 
 /* kube-batch's own default plus the enqueue action (BENCHMARKS/issue 8). */
 static const char PRESET_ENQUEUE[] = "actions: \"enqueue, allocate, backfill\"\n"
@@ -181,22 +182,6 @@ static const kb_effects bench_effects = {
 
 /* ---- measuring ------------------------------------------------------------------- */
 
-static double now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-/* CPU time of this thread: on a shared machine it moves far less than the
- * wall clock when other work competes for the cores. */
-static double cpu_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
 /* A "VmXXX:  1234 kB" line of /proc/self/status, in MB; -1 if absent. */
 static double proc_status_mb(const char *field)
 {
@@ -274,10 +259,10 @@ static int run_one(bench *b, sess_row *row, kb_err *err)
 	b->fx.pending = 0;
 	b->fx.waiting = 0;
 
-	double c0 = cpu_ms();
-	double t0 = now_ms();
+	double c0 = bench_cpu_ms();
+	double t0 = bench_mono_ms();
 	int r = kb_cluster_session_snapshot(&b->cluster, &snap, err);
-	double t1 = now_ms();
+	double t1 = bench_mono_ms();
 	if (r < 0)
 		return kb_err_prefix(err, "snapshot");
 	if (b->nodes == 0 && b->tasks == 0) {
@@ -289,18 +274,18 @@ static int run_one(bench *b, sess_row *row, kb_err *err)
 	}
 	kb_session ssn;
 	r = kb_session_open(&ssn, snap, &b->conf, &bench_effects, &b->fx, b->now, err);
-	double t2 = now_ms();
+	double t2 = bench_mono_ms();
 	if (r < 0) {
 		return kb_err_prefix(err, "session open");
 	}
 	if (b->use_memo)
 		kb_session_use_memo(&ssn, &b->memo);
 	r = kb_session_run_actions(&ssn, err);
-	double t3 = now_ms();
+	double t3 = bench_mono_ms();
 	row->replayed = ssn.memo_replayed;
 	int rc = kb_session_close(&ssn);
-	double t4 = now_ms();
-	double c4 = cpu_ms();
+	double t4 = bench_mono_ms();
+	double c4 = bench_cpu_ms();
 	if (r < 0) {
 		return kb_err_prefix(err, "actions");
 	}
@@ -316,7 +301,7 @@ static int run_one(bench *b, sess_row *row, kb_err *err)
 	}
 	/* The session is over: now the store may change (the lent snapshot is
 	 * put back and refreshed at the next session). */
-	double t5 = now_ms();
+	double t5 = bench_mono_ms();
 	for (size_t i = 0; i < b->fx.binds.n; i++) {
 		const bind_rec *br = &b->fx.binds.v[i];
 		r = kb_cluster_set_pod(&b->cluster, b->fx.strs.v + br->pod, b->fx.strs.v + br->node,
@@ -333,7 +318,7 @@ static int run_one(bench *b, sess_row *row, kb_err *err)
 	}
 	for (size_t i = 0; i < b->fx.evicts.n; i++)
 		kb_cluster_delete(&b->cluster, KB_KIND_POD, b->fx.strs.v + b->fx.evicts.v[i]);
-	double t6 = now_ms();
+	double t6 = bench_mono_ms();
 	b->now += 1000;
 
 	row->snapshot = t1 - t0;
@@ -387,12 +372,12 @@ static int churn(bench *b, const char *path, size_t k, sess_row *rows, kb_err *e
 	kb_object_vec pods = {0};
 	int r = churn_pods(b, path, k * CHURN_ROUNDS, &pods, err);
 	for (size_t round = 0; r == 0 && round < CHURN_ROUNDS; round++) {
-		double t0 = now_ms();
+		double t0 = bench_mono_ms();
 		for (size_t i = round * k; r == 0 && i < (round + 1) * k && i < pods.n; i++) {
 			r = kb_cluster_apply(&b->cluster, pods.v[i], 0);
 			pods.v[i] = NULL; /* the cluster's now, even on failure */
 		}
-		double apply = now_ms() - t0;
+		double apply = bench_mono_ms() - t0;
 		if (r < 0) {
 			r = kb_err_set(err, r, "applying pods: out of memory");
 			break;
@@ -514,7 +499,7 @@ int main(int argc, char **argv)
 	b.use_memo = use_memo;
 	kb_cluster_init(&b.cluster, KB_DEFAULT_SCHEDULER_NAME, KB_DEFAULT_QUEUE);
 
-	double l0 = now_ms();
+	double l0 = bench_mono_ms();
 	kb_object_vec later = {0};
 	for (uint32_t i = 0; i < nfiles && r == 0; i++)
 		r = kb_manifests_load(&b.cluster, files[i], &later, &err);
@@ -524,7 +509,7 @@ int main(int argc, char **argv)
 		else
 			kb_object_free(later.v[i]);
 	KB_VEC_RELEASE(&later);
-	double load_ms = now_ms() - l0;
+	double load_ms = bench_mono_ms() - l0;
 	if (r < 0) {
 		fprintf(stderr, "bench-session: loading: %s\n", err.msg);
 		return 1;
