@@ -21,11 +21,12 @@
 #              writes volume.kubernetes.io/selected-node, the hostPath
 #              provisioner makes the volumes, the members are bound there.
 #   rwop       a ReadWriteOncePod claim wanted by two pods: one bound, the
-#              other waits with kube-scheduler's reason until the first goes.
+#              other waits with kube-scheduler's reason until the first goes;
+#              the same round by upstream kube-scheduler must agree.
 # Environment: KB_E2E_DIR (control-plane dir), KUBE_BATCHD (the binary).
 set -uo pipefail
 
-e2e_name=volumes e2e_help_end=25
+e2e_name=volumes e2e_help_end=26
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 fixtures=$here/fixtures
 e2e_args "$@"
@@ -54,10 +55,14 @@ e2e_free_port || { fail "a free port"; exit 1; }
 run=$(printf '%04x' $((RANDOM % 65536)))
 
 log=$dir/scheduler.log
-"$bin" --kubeconfig "$schedcfg" --listen-address "127.0.0.1:$port" --schedule-period 200ms -v 2 \
-	--scheduler-conf "$fixtures/scheduler.conf" >"$log" 2>&1 &
-sched_pid=$!
-e2e_wait_healthy "$port" "$sched_pid" "$log" || { fail "the daemon becomes healthy"; exit 1; }
+# start_daemon: kube-batchd with the scheduler's credentials (log appended).
+start_daemon() {
+	"$bin" --kubeconfig "$schedcfg" --listen-address "127.0.0.1:$port" --schedule-period 200ms -v 2 \
+		--scheduler-conf "$fixtures/scheduler.conf" >>"$log" 2>&1 &
+	sched_pid=$!
+	e2e_wait_healthy "$port" "$sched_pid" "$log"
+}
+start_daemon || { fail "the daemon becomes healthy"; exit 1; }
 
 # node NAME GPUS
 node() {
@@ -251,31 +256,32 @@ case_dynamic() {
 	check "dynamic: each claim's selected-node is its member's node" test $ok = 1
 }
 
-# A ReadWriteOncePod claim (bound by the PV controller) wanted by two pods
-# created together: one is bound, the other waits with kube-scheduler's
-# reason (VolumeRestrictions) until the first is gone, then is bound.
-case_rwop() {
-	local ns=rwop-$run
+# rwop_round NS WHO: a ReadWriteOncePod claim (bound by the PV controller)
+# wanted by two pods created together: one is bound, the other waits with
+# kube-scheduler's reason (VolumeRestrictions) until the first is gone, then
+# is bound. WHO names the scheduler in the checks.
+rwop_round() {
+	local ns=$1 who=$2 pv=$1
 	k create namespace "$ns" >/dev/null
 	k create -f - >/dev/null <<EOF
 apiVersion: v1
 kind: PersistentVolume
-metadata: {name: rwop-$run}
+metadata: {name: $pv}
 spec:
   capacity: {storage: 10Gi}
   accessModes: [ReadWriteOncePod]
-  storageClassName: rwop-$run
-  hostPath: {path: /tmp/kb-rwop-$run}
+  storageClassName: $pv
+  hostPath: {path: /tmp/kb-$pv}
 ---
 apiVersion: v1
 kind: PersistentVolumeClaim
 metadata: {name: only, namespace: $ns}
 spec:
-  storageClassName: rwop-$run
+  storageClassName: $pv
   accessModes: [ReadWriteOncePod]
   resources: {requests: {storage: 5Gi}}
 EOF
-	check "rwop: the PV controller binds the ReadWriteOncePod claim" wait_for 60 claim_bound "$ns" only
+	check "rwop ($who): the PV controller binds the ReadWriteOncePod claim" wait_for 60 claim_bound "$ns" only
 	k create -f - >/dev/null <<EOF
 apiVersion: v1
 kind: Pod
@@ -293,19 +299,51 @@ spec:
   containers: [{name: c, image: x, resources: {requests: {cpu: "1"}}}]
   volumes: [{name: s, persistentVolumeClaim: {claimName: only}}]
 EOF
-	check "rwop: one of the two pods is bound" wait_for 20 bound_is "$ns" 1
-	sleep 2 # more sessions: the other must stay pending
-	check "rwop: ... and only one" bound_is "$ns" 1
-	local waiting
-	waiting=two
-	[[ -z $(pod_node "$ns" one) ]] && waiting=one
-	check "rwop: the other waits with kube-scheduler's reason" \
+	check "rwop ($who): one of the two pods is bound" wait_for 20 bound_is "$ns" 1
+	sleep 2 # more cycles: the other must stay pending
+	check "rwop ($who): ... and only one" bound_is "$ns" 1
+	local waiting=two holder=one
+	[[ -z $(pod_node "$ns" one) ]] && waiting=one holder=two
+	check "rwop ($who): the other waits with kube-scheduler's reason" \
 		wait_for 10 bash -c "kubectl --kubeconfig '$admin' get pod -n $ns $waiting -o jsonpath='{.status.conditions[?(@.type==\"PodScheduled\")].message}' | grep -q 'node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode'"
-	local holder=one
-	[[ $waiting == one ]] && holder=two
 	k delete pod -n "$ns" "$holder" --grace-period=0 --force >/dev/null 2>&1
-	check "rwop: once the first pod is gone, the other is bound" \
+	check "rwop ($who): once the first pod is gone, the other is bound" \
 		wait_for 30 bash -c "[[ -n \$(kubectl --kubeconfig '$admin' get pod -n $ns $waiting -o jsonpath='{.spec.nodeName}') ]]"
+}
+
+# The same round by kube-batchd, then by upstream kube-scheduler (built from
+# tests/cluster's pinned module, as twin.sh builds it; one profile named
+# kube-batchd), whose rule this is: both must agree.
+case_rwop() {
+	rwop_round "rwop-$run" kube-batchd
+	local kbin=${KB_CLUSTER_BIN:-${XDG_CACHE_HOME:-$HOME/.cache}/kube-batchd/cluster-bin}
+	if ! (. "$root/tests/cluster/lib.sh" && kb_build_module "$kbin" kube-scheduler \
+		"$root/tests/cluster" kube-scheduler "-s -w" ./cmd/kube-scheduler) >"$dir/kube-scheduler-build.log" 2>&1; then
+		fail "rwop: kube-scheduler builds from tests/cluster's module (log $dir/kube-scheduler-build.log)"
+		return
+	fi
+	stop_sched
+	local ks_port ks_pid
+	e2e_free_port ks_port || { fail "rwop: a free port for kube-scheduler"; start_daemon; return; }
+	cat >"$dir/kube-scheduler.yaml" <<EOF
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+clientConnection: {kubeconfig: "$admin"}
+leaderElection: {leaderElect: false}
+profiles:
+- schedulerName: kube-batchd
+EOF
+	"$kbin/kube-scheduler" --config "$dir/kube-scheduler.yaml" --bind-address 127.0.0.1 \
+		--secure-port "$ks_port" -v 2 >"$dir/kube-scheduler.log" 2>&1 &
+	ks_pid=$!
+	if e2e_wait_healthy "$ks_port" "$ks_pid" "$dir/kube-scheduler.log" https; then
+		rwop_round "rwop-ks-$run" kube-scheduler
+	else
+		fail "rwop: kube-scheduler becomes healthy"
+	fi
+	kill "$ks_pid" 2>/dev/null
+	wait "$ks_pid" 2>/dev/null
+	start_daemon || fail "rwop: kube-batchd starts again"
 }
 
 for c in "${cases[@]}"; do
