@@ -47,6 +47,15 @@ typedef struct kb_snapshot {
 	 * task_vol[t]->rwop index: one pod at a time may use each. */
 	const char *const *rwop_claims;
 	uint32_t nrwop_claims;
+	/* CSI volume limits (cache/volume_limits.h): node_csi[n] for each node,
+	 * NULL when no pending task uses a volume of a driver a CSINode limits;
+	 * csi_vol_driver[v]: the driver (an index into csi_drivers) of each
+	 * volume kb_task_volumes.csi and kb_node_csi.vols name. */
+	const kb_node_csi *node_csi;
+	const uint32_t *csi_vol_driver;
+	uint32_t ncsi_vols;
+	const char *const *csi_drivers;
+	uint32_t ncsi_drivers;
 	/* Task indices grouped by job: job j owns job_tasks[j.first_task ..]. */
 	uint32_t *job_tasks;
 	/* Sum of every schedulable (ready, not cordoned) node's allocatable. */

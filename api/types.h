@@ -459,7 +459,27 @@ typedef struct kb_task_volumes {
 	 * VolumeRestrictions). */
 	const uint32_t *rwop;
 	uint32_t nrwop;
+	/* The CSI volumes its claims use whose driver a CSINode limits
+	 * (kube-scheduler's NodeVolumeLimits), distinct, as indices into the
+	 * snapshot's csi_vol_driver; 0 when none. */
+	const uint32_t *csi;
+	uint32_t ncsi;
 } kb_task_volumes;
+
+/* One node's CSI volume limits (a CSINode's drivers with
+ * allocatable.count), as the session starts. */
+typedef struct kb_node_csi {
+	uint32_t nlimits;        /* 0: the node limits nothing */
+	const uint32_t *driver;  /* per limit: the driver, an index into csi_drivers */
+	const int64_t *limit;    /* per limit: allocatable.count */
+	/* per limit: the distinct volumes of that driver in use there (its
+	 * pods' claims and its VolumeAttachments), each counted once */
+	const int64_t *attached;
+	/* Of the volumes pending tasks use (kb_task_volumes.csi), those
+	 * already counted in attached, sorted: they add nothing. */
+	const uint32_t *vols;
+	uint32_t nvols;
+} kb_node_csi;
 
 /* ---- namespace ------------------------------------------------------------------- */
 

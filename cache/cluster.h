@@ -125,6 +125,9 @@ typedef struct kb_cluster {
 	 * their changes bump the generations but not the shape. Their slots'
 	 * overrides are the scheduler's own assumptions (kb_cluster_assume_*). */
 	kb_store pvcs, pvs, storage_classes;
+	/* CSINodes and VolumeAttachments: the nodes' CSI volume limits and what
+	 * is attached against them, read for each session as the above. */
+	kb_store csi_nodes, volume_attachments;
 	uint32_t claim_pods;  /* pods in the store whose volumes use claims */
 	kb_arena vol_arena;   /* the session snapshot's volume needs (cache/volumes.h) */
 	/* The schedulerNames whose pods are ours; a pod naming another is

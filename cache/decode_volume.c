@@ -197,6 +197,20 @@ int dec_pv(dec_ctx *d)
 			v->claim_key = key;
 		}
 	}
+	const kb_yaml_node *csi;
+	if ((r = dec_map(d, kb_yaml_get(spec, "csi"), "spec.csi", &csi)) < 0)
+		return r;
+	if (csi) {
+		if ((r = dec_str_nonempty(d, kb_yaml_get(csi, "driver"), "spec.csi.driver",
+					  &v->csi_driver)) < 0 ||
+		    (r = dec_str_nonempty(d, kb_yaml_get(csi, "volumeHandle"), "spec.csi.volumeHandle",
+					  &v->csi_handle)) < 0)
+			return r;
+		if (!v->csi_driver)
+			return dec_fail(d, -EINVAL, csi, "spec.csi.driver", "required");
+		if (!v->csi_handle)
+			return dec_fail(d, -EINVAL, csi, "spec.csi.volumeHandle", "required");
+	}
 	const char *phase = NULL;
 	if ((r = dec_str(d, kb_yaml_get(status, "phase"), "status.phase", &phase)) < 0)
 		return r;
@@ -279,6 +293,63 @@ int dec_storage_class(dec_ctx *d)
 	sc->allowed = t;
 	sc->nallowed = (uint32_t)topo->n;
 	return 0;
+}
+
+/* One item of a CSINode's spec.drivers into ((kb_csi_driver_limit *)ctx)[i]. */
+static int dec_csi_driver(dec_ctx *d, const kb_yaml_node *item, const char *path, size_t i,
+			  void *ctx)
+{
+	kb_csi_driver_limit *dl = (kb_csi_driver_limit *)ctx + i;
+	char sub[DEC_PATH_LEN];
+	const kb_yaml_node *alloc;
+	int r;
+	dec_path(sub, "%s.name", path);
+	if ((r = dec_str_nonempty(d, kb_yaml_get(item, "name"), sub, &dl->name)) < 0)
+		return r;
+	if (!dl->name)
+		return dec_fail(d, -EINVAL, item, sub, "required");
+	dl->count = -1;
+	dec_path(sub, "%s.allocatable", path);
+	if ((r = dec_map(d, kb_yaml_get(item, "allocatable"), sub, &alloc)) < 0)
+		return r;
+	dec_path(sub, "%s.allocatable.count", path);
+	return dec_int(d, kb_yaml_get(alloc, "count"), sub, 0, INT32_MAX, &dl->count, NULL);
+}
+
+int dec_csi_node(dec_ctx *d)
+{
+	kb_csi_node_obj *cn = &d->o->u.csi_node;
+	const kb_yaml_node *spec, *drivers;
+	int r;
+	if ((r = dec_map(d, kb_yaml_get(d->root, "spec"), "spec", &spec)) < 0 ||
+	    (r = dec_seq(d, kb_yaml_get(spec, "drivers"), "spec.drivers", &drivers)) < 0 ||
+	    !drivers || drivers->n == 0)
+		return r;
+	kb_csi_driver_limit *dl = kb_arena_calloc(d->a, drivers->n, sizeof(*dl));
+	if (!dl)
+		return dec_nomem(d);
+	if ((r = dec_each_map(d, drivers, "spec.drivers", DEC_NULL_ITEM_FAILS, dec_csi_driver,
+			      dl)) < 0)
+		return r;
+	cn->drivers = dl;
+	cn->ndrivers = (uint32_t)drivers->n;
+	return 0;
+}
+
+int dec_volume_attachment(dec_ctx *d)
+{
+	kb_volume_attachment_obj *va = &d->o->u.volume_attachment;
+	const kb_yaml_node *spec, *src;
+	int r;
+	if ((r = dec_map(d, kb_yaml_get(d->root, "spec"), "spec", &spec)) < 0 ||
+	    (r = dec_str_nonempty(d, kb_yaml_get(spec, "attacher"), "spec.attacher",
+				  &va->attacher)) < 0 ||
+	    (r = dec_str_nonempty(d, kb_yaml_get(spec, "nodeName"), "spec.nodeName",
+				  &va->node_name)) < 0 ||
+	    (r = dec_map(d, kb_yaml_get(spec, "source"), "spec.source", &src)) < 0)
+		return r;
+	return dec_str_nonempty(d, kb_yaml_get(src, "persistentVolumeName"),
+				"spec.source.persistentVolumeName", &va->pv_name);
 }
 
 /* One item of spec.volumes: its claim, if it uses one. */

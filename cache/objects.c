@@ -36,6 +36,12 @@ kb_kind kb_kind_of(const char *api_version, const char *kind)
 				       strcmp(api_version, "storage.k8s.io/v1beta1") == 0
 			       ? KB_KIND_STORAGE_CLASS
 			       : KB_KIND_OTHER;
+	if (strcmp(kind, "CSINode") == 0)
+		return strcmp(api_version, "storage.k8s.io/v1") == 0 ? KB_KIND_CSI_NODE
+								     : KB_KIND_OTHER;
+	if (strcmp(kind, "VolumeAttachment") == 0)
+		return strcmp(api_version, "storage.k8s.io/v1") == 0 ? KB_KIND_VOLUME_ATTACHMENT
+								     : KB_KIND_OTHER;
 	if (strcmp(kind, "PriorityClass") == 0)
 		return strcmp(api_version, "scheduling.k8s.io/v1") == 0 ||
 				       strcmp(api_version, "scheduling.k8s.io/v1beta1") == 0 ||
@@ -66,6 +72,8 @@ const char *kb_kind_name(kb_kind kind)
 		[KB_KIND_PVC] = "PersistentVolumeClaim",
 		[KB_KIND_PV] = "PersistentVolume",
 		[KB_KIND_STORAGE_CLASS] = "StorageClass",
+		[KB_KIND_CSI_NODE] = "CSINode",
+		[KB_KIND_VOLUME_ATTACHMENT] = "VolumeAttachment",
 	};
 	return (unsigned)kind < sizeof(names) / sizeof(names[0]) ? names[kind] : "object";
 }
@@ -210,7 +218,8 @@ static void reloc_pod_spec(const packer *pk, kb_pod_spec *ps)
 	RELOC(pk, ps->gpu_models);
 }
 
-/* The pointers of a PersistentVolumeClaim, PersistentVolume or StorageClass. */
+/* The pointers of a PersistentVolumeClaim, PersistentVolume, StorageClass,
+ * CSINode or VolumeAttachment. */
 static void reloc_volume_kind(const packer *pk, kb_object *o)
 {
 	switch (o->kind) {
@@ -231,6 +240,23 @@ static void reloc_volume_kind(const packer *pk, kb_object *o)
 		RELOC(pk, v->claim_uid);
 		RELOC(pk, v->claim_key);
 		reloc_terms(pk, &v->terms, v->nterms);
+		RELOC(pk, v->csi_driver);
+		RELOC(pk, v->csi_handle);
+		break;
+	}
+	case KB_KIND_CSI_NODE: {
+		kb_csi_node_obj *cn = &o->u.csi_node;
+		RELOC(pk, cn->drivers);
+		kb_csi_driver_limit *dl = (kb_csi_driver_limit *)cn->drivers;
+		for (uint32_t i = 0; i < cn->ndrivers; i++)
+			RELOC(pk, dl[i].name);
+		break;
+	}
+	case KB_KIND_VOLUME_ATTACHMENT: {
+		kb_volume_attachment_obj *va = &o->u.volume_attachment;
+		RELOC(pk, va->attacher);
+		RELOC(pk, va->node_name);
+		RELOC(pk, va->pv_name);
 		break;
 	}
 	case KB_KIND_STORAGE_CLASS: {
@@ -295,11 +321,6 @@ static void reloc_object(const packer *pk, kb_object *o)
 			RELOC(pk, cl[i].name);
 		break;
 	}
-	case KB_KIND_PVC:
-	case KB_KIND_PV:
-	case KB_KIND_STORAGE_CLASS:
-		reloc_volume_kind(pk, o);
-		break;
 	case KB_KIND_PODGROUP: {
 		kb_podgroup_obj *pg = &o->u.podgroup;
 		RELOC(pk, pg->min_task_member);
@@ -325,9 +346,8 @@ static void reloc_object(const packer *pk, kb_object *o)
 		RELOC(pk, w->queue);
 		break;
 	}
-	case KB_KIND_PRIORITY_CLASS:
-	case KB_KIND_NAMESPACE:
-	case KB_KIND_OTHER:
+	default: /* the volume kinds (and those without pointers of their own) */
+		reloc_volume_kind(pk, o);
 		break;
 	}
 }
@@ -375,6 +395,10 @@ static int dec_kind(dec_ctx *d)
 		return dec_pv(d);
 	case KB_KIND_STORAGE_CLASS:
 		return dec_storage_class(d);
+	case KB_KIND_CSI_NODE:
+		return dec_csi_node(d);
+	case KB_KIND_VOLUME_ATTACHMENT:
+		return dec_volume_attachment(d);
 	case KB_KIND_NAMESPACE:
 	case KB_KIND_OTHER:
 		break;

@@ -14,8 +14,9 @@
  * scheduler does not read, so those Workloads are KB_KIND_OTHER), Queue
  * (scheduling.incubator.k8s.io/v1alpha1, scheduling.volcano.sh/v1beta1),
  * PriorityClass (scheduling.k8s.io/v1), Namespace (v1),
- * PersistentVolumeClaim and PersistentVolume (v1), StorageClass
- * (storage.k8s.io/v1; cache/decode_volume.c). Any other kind
+ * PersistentVolumeClaim and PersistentVolume (v1), StorageClass, CSINode
+ * and VolumeAttachment (storage.k8s.io/v1; cache/decode_volume.c). Any
+ * other kind
  * decodes as KB_KIND_OTHER (callers skip it). cache/decode_workload.c says
  * how the upstream gang API maps onto a job.
  *
@@ -152,7 +153,12 @@ typedef enum kb_kind {
 	KB_KIND_PVC,      /* v1 PersistentVolumeClaim */
 	KB_KIND_PV,       /* v1 PersistentVolume */
 	KB_KIND_STORAGE_CLASS, /* storage.k8s.io/v1 StorageClass */
+	KB_KIND_CSI_NODE,      /* storage.k8s.io/v1 CSINode */
+	KB_KIND_VOLUME_ATTACHMENT, /* storage.k8s.io/v1 VolumeAttachment */
 } kb_kind;
+
+/* The last kind (for loops over every kind). */
+#define KB_KIND_LAST KB_KIND_VOLUME_ATTACHMENT
 
 /* The kind of an object of this apiVersion and kind: KB_KIND_OTHER for one
  * kube-batchd does not read (a Pod of another group, a later Workload, ...).
@@ -386,6 +392,9 @@ typedef struct kb_pv_obj {
 	const char *claim_key; /* "ns/name", or NULL */
 	const kb_selector_term *terms; /* spec.nodeAffinity.required.nodeSelectorTerms */
 	uint32_t nterms;
+	/* spec.csi.driver and spec.csi.volumeHandle, or NULL for a volume of
+	 * another source (not counted against CSI volume limits) */
+	const char *csi_driver, *csi_handle;
 } kb_pv_obj;
 
 typedef struct kb_storage_class_obj {
@@ -396,6 +405,27 @@ typedef struct kb_storage_class_obj {
 	const kb_selector_term *allowed;
 	uint32_t nallowed;
 } kb_storage_class_obj;
+
+/* One driver of a CSINode: how many of its volumes the node may attach
+ * (spec.drivers[].allocatable.count), or -1 when it says no limit. */
+typedef struct kb_csi_driver_limit {
+	const char *name;
+	int64_t count;
+} kb_csi_driver_limit;
+
+/* A CSINode (named after its node): its drivers' volume limits. */
+typedef struct kb_csi_node_obj {
+	const kb_csi_driver_limit *drivers;
+	uint32_t ndrivers;
+} kb_csi_node_obj;
+
+/* A VolumeAttachment: a CSI volume attached (or being attached) to a node,
+ * counted against the node's limit even when no pod there uses it. */
+typedef struct kb_volume_attachment_obj {
+	const char *attacher;  /* spec.attacher, the CSI driver; NULL when absent */
+	const char *node_name; /* spec.nodeName; NULL when absent */
+	const char *pv_name;   /* spec.source.persistentVolumeName; NULL when absent */
+} kb_volume_attachment_obj;
 
 typedef struct kb_object {
 	kb_kind kind;
@@ -412,6 +442,8 @@ typedef struct kb_object {
 		kb_pvc_obj pvc;
 		kb_pv_obj pv;
 		kb_storage_class_obj storage_class;
+		kb_csi_node_obj csi_node;
+		kb_volume_attachment_obj volume_attachment;
 	} u;
 } kb_object;
 

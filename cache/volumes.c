@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cache/volume_limits.h"
+
 #define NO_PROVISIONER "kubernetes.io/no-provisioner"
 
 /* The claim a volume's spec.claimRef names, ours assumed first. */
@@ -274,7 +276,8 @@ static int cmp_need(const void *a, const void *b)
 /* The needs of one pending task, or NULL when it has none (every claim
  * bound, no affinity). *ret_nomem on allocation failure. */
 static const kb_task_volumes *task_needs(const kb_cluster *c, kb_arena *a, prebound_index *index,
-					 rwop_index *rwop, const kb_object *pod, bool *ret_nomem)
+					 rwop_index *rwop, kb_csi_pass *csi, const kb_object *pod,
+					 bool *ret_nomem)
 {
 	const kb_pod_obj *p = &pod->u.pod;
 	needs n = {.a = a, .index = index, .rwop = rwop};
@@ -296,8 +299,10 @@ static const kb_task_volumes *task_needs(const kb_cluster *c, kb_arena *a, prebo
 	}
 	for (uint32_t i = 0; i < p->nclaims && !n.v.wait; i++)
 		one_claim(c, &n, pod, &p->claims[i]);
+	if (!n.v.wait)
+		n.v.ncsi = kb_csi_pod_volumes(csi, pod, &n.v.csi);
 	if (!n.v.wait && n.v.naffinities == 0 && n.v.nto_bind == 0 && !n.v.under_way &&
-	    !n.v.pinned_node && n.v.nrwop == 0)
+	    !n.v.pinned_node && n.v.nrwop == 0 && n.v.ncsi == 0)
 		return NULL;
 	qsort(n.bind, n.v.nto_bind, sizeof(*n.bind), cmp_need);
 	n.v.affinities = n.aff;
@@ -355,6 +360,11 @@ int kb_cluster_volumes(kb_cluster *c, kb_snapshot *s, kb_arena *arena, kb_err *e
 	s->npvs = 0;
 	s->rwop_claims = NULL;
 	s->nrwop_claims = 0;
+	s->node_csi = NULL;
+	s->csi_vol_driver = NULL;
+	s->ncsi_vols = 0;
+	s->csi_drivers = NULL;
+	s->ncsi_drivers = 0;
 	if (c->claim_pods == 0)
 		return 0;
 	const kb_task_volumes **tv = kb_arena_calloc(arena, s->ntasks + 1, sizeof(*tv));
@@ -366,6 +376,8 @@ int kb_cluster_volumes(kb_cluster *c, kb_snapshot *s, kb_arena *arena, kb_err *e
 	rwop_index rwop = {0};
 	kb_strmap_init(&rwop.in_use);
 	kb_strmap_init(&rwop.pending);
+	kb_csi_pass csi;
+	kb_csi_pass_open(&csi, c, arena);
 	for (uint32_t ji = 0; ji < s->njobs && !nomem; ji++) {
 		const kb_job *j = &s->jobs[ji];
 		if (j->nstatus[KB_TASK_PENDING] == 0)
@@ -378,13 +390,14 @@ int kb_cluster_volumes(kb_cluster *c, kb_snapshot *s, kb_arena *arena, kb_err *e
 			const kb_object *pod = c->pods.slots.v[t->cache_slot].obj;
 			if (pod->u.pod.nclaims == 0)
 				continue;
-			tv[ti] = task_needs(c, arena, &index, &rwop, pod, &nomem);
+			tv[ti] = task_needs(c, arena, &index, &rwop, &csi, pod, &nomem);
 			any |= tv[ti] != NULL;
 		}
 	}
 	kb_strmap_release(&index.by_claim);
 	kb_strmap_release(&rwop.in_use);
 	kb_strmap_release(&rwop.pending);
+	nomem |= kb_csi_pass_close(&csi, s) < 0;
 	const char **keys = NULL;
 	if (!nomem && rwop.keys.n > 0 &&
 	    (keys = kb_arena_calloc(arena, rwop.keys.n, sizeof(*keys))) != NULL)

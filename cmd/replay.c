@@ -160,7 +160,7 @@ static int load_queues(replay *rp, const kb_yaml_node *rec, kb_err *err)
 /* kb_kind_name backwards. */
 static int kind_of_name(const char *name, kb_kind *ret)
 {
-	for (int k = KB_KIND_NODE; name && k <= KB_KIND_STORAGE_CLASS; k++) {
+	for (int k = KB_KIND_NODE; name && k <= KB_KIND_LAST; k++) {
 		if (strcmp(kb_kind_name((kb_kind)k), name) == 0) {
 			*ret = (kb_kind)k;
 			return 0;

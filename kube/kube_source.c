@@ -75,6 +75,10 @@ uint32_t kb_watch_resources(const kb_served *served, kb_watch_resource ret[KB_WA
 	add(ret, &n, "/api/v1/persistentvolumeclaims", "v1", "PersistentVolumeClaim");
 	add(ret, &n, "/api/v1/persistentvolumes", "v1", "PersistentVolume");
 	add(ret, &n, "/apis/storage.k8s.io/v1/storageclasses", "storage.k8s.io/v1", "StorageClass");
+	/* CSI volume limits: each node's drivers and what is attached there. */
+	add(ret, &n, "/apis/storage.k8s.io/v1/csinodes", "storage.k8s.io/v1", "CSINode");
+	add(ret, &n, "/apis/storage.k8s.io/v1/volumeattachments", "storage.k8s.io/v1",
+	    "VolumeAttachment");
 	if (served->incubator) {
 		add(ret, &n, "/apis/scheduling.incubator.k8s.io/v1alpha1/podgroups",
 		    "scheduling.incubator.k8s.io/v1alpha1", "PodGroup");

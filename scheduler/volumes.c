@@ -8,6 +8,11 @@
 
 #define NO_VOLUMES "node(s) didn't find available persistent volumes to bind"
 #define NODE_CONFLICT "node(s) didn't match PersistentVolume's node affinity"
+#define TOO_MANY_VOLUMES "node(s) exceed max volume count"
+/* Distinct new CSI volumes the session placed on one node that a check
+ * tells apart; past that, the node counts as full (no CSI driver limits a
+ * node to anywhere near as many). */
+#define CSI_SEEN_MAX 512
 #define RWOP_CONFLICT                                                                              \
 	"node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access " \
 	"mode"
@@ -79,6 +84,73 @@ static bool match_claims(const kb_session *ssn, uint32_t ti, const kb_task_volum
 	return true;
 }
 
+static bool has_vol(const uint32_t *sorted, uint32_t n, uint32_t id)
+{
+	uint32_t lo = 0, hi = n;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (sorted[mid] == id)
+			return true;
+		if (sorted[mid] < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
+static bool in_list(const uint32_t *v, uint32_t n, uint32_t id)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (v[i] == id)
+			return true;
+	return false;
+}
+
+/* Whether the task's CSI volumes keep within node's limits (kube-scheduler's
+ * NodeVolumeLimits): per limited driver, the volumes in use there as the
+ * session started, plus those the session's placements there added, plus
+ * the task's own, each distinct volume once. */
+static bool csi_fits(const kb_session *ssn, const kb_task *task, const kb_task_volumes *v,
+		     const kb_node *node)
+{
+	const kb_snapshot *s = ssn->snap;
+	const kb_node_csi *nc = &s->node_csi[node - s->nodes];
+	if (nc->nlimits == 0)
+		return true;
+	/* The new volumes the session's placements put there. */
+	uint32_t seen[CSI_SEEN_MAX], nseen = 0;
+	for (int32_t ui = node->task_head; ui >= 0; ui = s->tasks[ui].node_next) {
+		const kb_task *u = &s->tasks[ui];
+		const kb_task_volumes *uv = kb_task_vol(s, u);
+		if (u == task || !uv || uv->ncsi == 0 || !kb_task_status_on_node(u->status))
+			continue;
+		for (uint32_t k = 0; k < uv->ncsi; k++) {
+			uint32_t id = uv->csi[k];
+			if (has_vol(nc->vols, nc->nvols, id) || in_list(seen, nseen, id))
+				continue;
+			if (nseen == CSI_SEEN_MAX)
+				return false;
+			seen[nseen++] = id;
+		}
+	}
+	for (uint32_t L = 0; L < nc->nlimits; L++) {
+		int64_t mine = 0, added = 0;
+		for (uint32_t k = 0; k < v->ncsi; k++) {
+			uint32_t id = v->csi[k];
+			mine += s->csi_vol_driver[id] == nc->driver[L] &&
+				!has_vol(nc->vols, nc->nvols, id) && !in_list(seen, nseen, id);
+		}
+		if (mine == 0)
+			continue;
+		for (uint32_t k = 0; k < nseen; k++)
+			added += s->csi_vol_driver[seen[k]] == nc->driver[L];
+		if (nc->attached[L] + added + mine > nc->limit[L])
+			return false;
+	}
+	return true;
+}
+
 int kb_volumes_fit(const kb_session *ssn, const kb_task *task, const kb_node *node,
 		   const char **ret_reason)
 {
@@ -100,6 +172,10 @@ int kb_volumes_fit(const kb_session *ssn, const kb_task *task, const kb_node *no
 		}
 	if (v->nrwop > 0 && rwop_taken(ssn, (uint32_t)(task - ssn->snap->tasks), v)) {
 		*ret_reason = RWOP_CONFLICT;
+		return KB_FIT_FAIL;
+	}
+	if (v->ncsi > 0 && ssn->snap->node_csi && !csi_fits(ssn, task, v, node)) {
+		*ret_reason = TOO_MANY_VOLUMES;
 		return KB_FIT_FAIL;
 	}
 	int32_t picks[KB_MAX_POD_CLAIMS];

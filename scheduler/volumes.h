@@ -15,6 +15,12 @@
  *    a session the first task placed keeps the others off it ("node has
  *    pod using PersistentVolumeClaim with the same name and
  *    ReadWriteOncePod access mode", kube-scheduler's VolumeRestrictions);
+ *  - CSI volume limits (kube-scheduler's NodeVolumeLimits): a node whose
+ *    CSINode limits a driver takes no more of its volumes than the limit,
+ *    counting those in use as the session started (cache/volume_limits.h),
+ *    those the session placed there, and the task's own, each distinct
+ *    volume once ("node(s) exceed max volume count"); volumes of victims
+ *    evicted in the session still count until their pods are gone;
  *  - takes the chosen volumes (and ReadWriteOncePod claims) when a task is
  *    placed and gives them back when the placement is undone
  *    (kb_volumes_update, from statements);
@@ -28,7 +34,9 @@
  * affinity". State lives in the session arena; nothing when no task has
  * claims (the checks are then one pointer test). Cost of a fit check:
  * O(claims to bind x available volumes) for a task with claims to bind,
- * O(affinity terms) otherwise.
+ * O(affinity terms) otherwise, plus for a task with CSI volumes on a node
+ * with limits O(the node's tasks' CSI volumes x those seen so far + the
+ * task's x limits).
  */
 #ifndef KB_SCHEDULER_VOLUMES_H
 #define KB_SCHEDULER_VOLUMES_H

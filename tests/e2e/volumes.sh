@@ -23,15 +23,21 @@
 #   rwop       a ReadWriteOncePod claim wanted by two pods: one bound, the
 #              other waits with kube-scheduler's reason until the first goes;
 #              the same round by upstream kube-scheduler must agree.
+#   csi        CSI volume limits: a node whose CSINode allows 2 volumes of a
+#              driver, one held by a VolumeAttachment and one by a pod: a
+#              pod with another volume waits with kube-scheduler's reason, a
+#              pod sharing the held volume is bound; once the
+#              VolumeAttachment goes, the waiting pod is bound. The same
+#              round by upstream kube-scheduler must agree.
 # Environment: KB_E2E_DIR (control-plane dir), KUBE_BATCHD (the binary).
 set -uo pipefail
 
-e2e_name=volumes e2e_help_end=26
+e2e_name=volumes e2e_help_end=32
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 fixtures=$here/fixtures
 e2e_args "$@"
 cases=("${e2e_cases[@]}")
-((${#cases[@]})) || cases=(immediate local waits dynamic rwop)
+((${#cases[@]})) || cases=(immediate local waits dynamic rwop csi)
 e2e_need kubectl curl openssl flock setsid python3
 [[ -x $root/tests/cluster/up ]] || { echo "volumes: SKIP: no tests/cluster/up" >&2; exit 77; }
 e2e_binary
@@ -311,20 +317,103 @@ EOF
 		wait_for 30 bash -c "[[ -n \$(kubectl --kubeconfig '$admin' get pod -n $ns $waiting -o jsonpath='{.spec.nodeName}') ]]"
 }
 
-# The same round by kube-batchd, then by upstream kube-scheduler (built from
-# tests/cluster's pinned module, as twin.sh builds it; one profile named
-# kube-batchd), whose rule this is: both must agree.
-case_rwop() {
-	rwop_round "rwop-$run" kube-batchd
+# csi_round NS WHO: CSI volume limits (kube-scheduler's NodeVolumeLimits) on
+# a node of its own, whose CSINode lets it attach 2 volumes of a driver of
+# its own. Three volumes of that driver, bound by the PV controller to
+# claims c0..c2; a VolumeAttachment holds v0 there. p1 (c1) is bound; then
+# p2 (c2) and p3 (c1 again) are made together: p2 would be a third volume
+# and waits with kube-scheduler's reason, p3 shares p1's volume and is
+# bound. p1 goes: p3 still holds v1, p2 still waits. The VolumeAttachment
+# goes: p2 is bound.
+csi_round() {
+	local ns=$1 who=$2 drv=$1.csi.example.com nd=csi-$1 i
+	k create namespace "$ns" >/dev/null
+	node "$nd" 0
+	k create -f - >/dev/null <<EOF
+apiVersion: storage.k8s.io/v1
+kind: CSINode
+metadata: {name: $nd}
+spec:
+  drivers: [{name: $drv, nodeID: $nd, allocatable: {count: 2}}]
+---
+apiVersion: storage.k8s.io/v1
+kind: VolumeAttachment
+metadata: {name: $ns-v0}
+spec:
+  attacher: $drv
+  nodeName: $nd
+  source: {persistentVolumeName: $ns-v0}
+EOF
+	for i in 0 1 2; do
+		k create -f - >/dev/null <<EOF
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: $ns-v$i}
+spec:
+  capacity: {storage: 10Gi}
+  accessModes: [ReadWriteMany]
+  storageClassName: $ns
+  csi: {driver: $drv, volumeHandle: handle-$i}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: c$i, namespace: $ns}
+spec:
+  storageClassName: $ns
+  volumeName: $ns-v$i
+  accessModes: [ReadWriteMany]
+  resources: {requests: {storage: 5Gi}}
+EOF
+	done
+	check "csi ($who): the PV controller binds the three claims" \
+		wait_for 60 bash -c "for c in c0 c1 c2; do [[ \$(kubectl --kubeconfig '$admin' get pvc -n $ns \$c -o jsonpath='{.status.phase}') == Bound ]] || exit 1; done"
+	csi_pod "$ns" "$nd" p1 c1
+	check "csi ($who): a pod with a second volume of the driver is bound" \
+		wait_for 20 bash -c "[[ -n \$(kubectl --kubeconfig '$admin' get pod -n $ns p1 -o jsonpath='{.spec.nodeName}') ]]"
+	csi_pod "$ns" "$nd" p2 c2
+	csi_pod "$ns" "$nd" p3 c1
+	check "csi ($who): a pod sharing a volume in use there is bound" \
+		wait_for 20 bash -c "[[ -n \$(kubectl --kubeconfig '$admin' get pod -n $ns p3 -o jsonpath='{.spec.nodeName}') ]]"
+	check "csi ($who): a pod with a third volume waits with kube-scheduler's reason" \
+		wait_for 20 bash -c "kubectl --kubeconfig '$admin' get pod -n $ns p2 -o jsonpath='{.status.conditions[?(@.type==\"PodScheduled\")].message}' | grep -q 'exceed max volume count'"
+	k delete pod -n "$ns" p1 --grace-period=0 --force >/dev/null 2>&1
+	sleep 3 # more cycles: p3 still holds the volume, so p2 must stay pending
+	check "csi ($who): ... and still waits while another pod holds that volume" \
+		bash -c "[[ -z \$(kubectl --kubeconfig '$admin' get pod -n $ns p2 -o jsonpath='{.spec.nodeName}') ]]"
+	k delete volumeattachment "$ns-v0" >/dev/null
+	check "csi ($who): once the VolumeAttachment goes, it is bound" \
+		wait_for 30 bash -c "[[ -n \$(kubectl --kubeconfig '$admin' get pod -n $ns p2 -o jsonpath='{.spec.nodeName}') ]]"
+}
+
+# csi_pod NS NODE NAME CLAIM: a pod on NODE (nodeSelector) using CLAIM.
+csi_pod() {
+	k create -f - >/dev/null <<EOF
+apiVersion: v1
+kind: Pod
+metadata: {name: $3, namespace: $1}
+spec:
+  schedulerName: kube-batchd
+  nodeSelector: {kubernetes.io/hostname: $2}
+  containers: [{name: c, image: x, resources: {requests: {cpu: "1"}}}]
+  volumes: [{name: s, persistentVolumeClaim: {claimName: $4}}]
+EOF
+}
+
+# by_kube_scheduler ROUND NS: ROUND NS kube-scheduler, with upstream
+# kube-scheduler (built from tests/cluster's pinned module, as twin.sh
+# builds it; one profile named kube-batchd) in kube-batchd's stead, which
+# is started again after.
+by_kube_scheduler() {
+	local round=$1 ns=$2
 	local kbin=${KB_CLUSTER_BIN:-${XDG_CACHE_HOME:-$HOME/.cache}/kube-batchd/cluster-bin}
 	if ! (. "$root/tests/cluster/lib.sh" && kb_build_module "$kbin" kube-scheduler \
 		"$root/tests/cluster" kube-scheduler "-s -w" ./cmd/kube-scheduler) >"$dir/kube-scheduler-build.log" 2>&1; then
-		fail "rwop: kube-scheduler builds from tests/cluster's module (log $dir/kube-scheduler-build.log)"
+		fail "$round: kube-scheduler builds from tests/cluster's module (log $dir/kube-scheduler-build.log)"
 		return
 	fi
 	stop_sched
 	local ks_port ks_pid
-	e2e_free_port ks_port || { fail "rwop: a free port for kube-scheduler"; start_daemon; return; }
+	e2e_free_port ks_port || { fail "$round: a free port for kube-scheduler"; start_daemon; return; }
 	cat >"$dir/kube-scheduler.yaml" <<EOF
 apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
@@ -334,16 +423,28 @@ profiles:
 - schedulerName: kube-batchd
 EOF
 	"$kbin/kube-scheduler" --config "$dir/kube-scheduler.yaml" --bind-address 127.0.0.1 \
-		--secure-port "$ks_port" -v 2 >"$dir/kube-scheduler.log" 2>&1 &
+		--secure-port "$ks_port" -v 2 >>"$dir/kube-scheduler.log" 2>&1 &
 	ks_pid=$!
 	if e2e_wait_healthy "$ks_port" "$ks_pid" "$dir/kube-scheduler.log" https; then
-		rwop_round "rwop-ks-$run" kube-scheduler
+		"$round" "$ns" kube-scheduler
 	else
-		fail "rwop: kube-scheduler becomes healthy"
+		fail "$round: kube-scheduler becomes healthy"
 	fi
 	kill "$ks_pid" 2>/dev/null
 	wait "$ks_pid" 2>/dev/null
-	start_daemon || fail "rwop: kube-batchd starts again"
+	start_daemon || fail "$round: kube-batchd starts again"
+}
+
+# Each round by kube-batchd, then by upstream kube-scheduler, whose rule it
+# is: both must agree.
+case_rwop() {
+	rwop_round "rwop-$run" kube-batchd
+	by_kube_scheduler rwop_round "rwop-ks-$run"
+}
+
+case_csi() {
+	csi_round "csi-$run" kube-batchd
+	by_kube_scheduler csi_round "csi-ks-$run"
 }
 
 for c in "${cases[@]}"; do

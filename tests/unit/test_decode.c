@@ -251,6 +251,71 @@ static void other_null_list_items_are_errors(void **state)
 	}
 }
 
+static void csi_nodes_and_volume_attachments_decode(void **state)
+{
+	kb_object *o;
+	int r = decode("apiVersion: storage.k8s.io/v1\nkind: CSINode\nmetadata: {name: n1}\n"
+		       "spec:\n  drivers:\n"
+		       "  - {name: ebs.csi.aws.com, nodeID: i-1, allocatable: {count: 25}}\n"
+		       "  - {name: efs.csi.aws.com, nodeID: i-1}\n",
+		       &o);
+	if (r < 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(o->kind, KB_KIND_CSI_NODE);
+	assert_int_equal(o->u.csi_node.ndrivers, 2);
+	assert_string_equal(o->u.csi_node.drivers[0].name, "ebs.csi.aws.com");
+	assert_int_equal(o->u.csi_node.drivers[0].count, 25);
+	assert_int_equal(o->u.csi_node.drivers[1].count, -1); /* no limit */
+	kb_object_free(o);
+	kb_yaml_file_release(&file);
+	r = decode("apiVersion: storage.k8s.io/v1\nkind: VolumeAttachment\nmetadata: {name: a}\n"
+		   "spec: {attacher: ebs.csi.aws.com, nodeName: n1, "
+		   "source: {persistentVolumeName: pv-1}}\n",
+		   &o);
+	if (r < 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(o->kind, KB_KIND_VOLUME_ATTACHMENT);
+	assert_string_equal(o->u.volume_attachment.attacher, "ebs.csi.aws.com");
+	assert_string_equal(o->u.volume_attachment.node_name, "n1");
+	assert_string_equal(o->u.volume_attachment.pv_name, "pv-1");
+	kb_object_free(o);
+	kb_yaml_file_release(&file);
+	r = decode("apiVersion: v1\nkind: PersistentVolume\nmetadata: {name: pv-1}\n"
+		   "spec: {capacity: {storage: 1Gi}, csi: {driver: d, volumeHandle: h}}\n",
+		   &o);
+	if (r < 0)
+		fail_msg("%s", err.msg);
+	assert_string_equal(o->u.pv.csi_driver, "d");
+	assert_string_equal(o->u.pv.csi_handle, "h");
+	kb_object_free(o);
+}
+
+static void bad_csi_fields_are_named(void **state)
+{
+	static const struct {
+		const char *yaml;
+		const char *msg;
+	} cases[] = {
+		{"apiVersion: storage.k8s.io/v1\nkind: CSINode\nmetadata: {name: n1}\n"
+		 "spec: {drivers: [{nodeID: x}]}\n",
+		 "CSINode \"n1\": spec.drivers[0].name: required (t.yaml:4:18)"},
+		{"apiVersion: storage.k8s.io/v1\nkind: CSINode\nmetadata: {name: n1}\n"
+		 "spec: {drivers: [{name: d, allocatable: {count: -1}}]}\n",
+		 "CSINode \"n1\": spec.drivers[0].allocatable.count: out of range "
+		 "[0, 2147483647], got \"-1\" (t.yaml:4:49)"},
+		{"apiVersion: v1\nkind: PersistentVolume\nmetadata: {name: pv-1}\n"
+		 "spec: {capacity: {storage: 1Gi}, csi: {volumeHandle: h}}\n",
+		 "PersistentVolume \"pv-1\": spec.csi.driver: required (t.yaml:4:39)"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		kb_object *o;
+		assert_int_equal(decode(cases[i].yaml, &o), -EINVAL);
+		assert_null(o);
+		assert_string_equal(err.msg, cases[i].msg);
+		kb_yaml_file_release(&file);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -267,6 +332,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(null_ports_and_node_selector_terms_are_nothing,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(other_null_list_items_are_errors, setup, teardown),
+		cmocka_unit_test_setup_teardown(csi_nodes_and_volume_attachments_decode, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(bad_csi_fields_are_named, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
