@@ -459,6 +459,11 @@ typedef struct kb_task_volumes {
 	 * VolumeRestrictions). */
 	const uint32_t *rwop;
 	uint32_t nrwop;
+	/* Pods on nodes using those claims, as task indices: while one runs
+	 * the pod fits nowhere; once the session evicts it, the pod fits its
+	 * node (kube-scheduler nominates it there) and waits there for it. */
+	const uint32_t *holders;
+	uint32_t nholders;
 	/* The CSI volumes its claims use whose driver a CSINode limits
 	 * (kube-scheduler's NodeVolumeLimits), distinct, as indices into the
 	 * snapshot's csi_vol_driver; 0 when none. */

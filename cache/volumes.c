@@ -28,7 +28,8 @@ typedef struct prebound_index {
  * the first such claim a pending pod has), and those pending pods use, each
  * with its index into the snapshot's rwop_claims. */
 typedef struct rwop_index {
-	kb_strmap in_use;  /* claim key -> 1: used by a pod on a node */
+	const kb_snapshot *s;
+	kb_strmap in_use;  /* claim key -> the task of the pod on a node using it */
 	kb_strmap pending; /* claim key -> index */
 	KB_VEC(const char *) keys;
 	bool built, nomem;
@@ -43,6 +44,7 @@ typedef struct needs {
 	kb_volume_affinity *aff; /* room for one per claim */
 	kb_claim_need *bind;     /* room for one per claim */
 	uint32_t *rwop_ids;      /* room for one per claim */
+	uint32_t *holders;       /* room for one per claim */
 } needs;
 
 __attribute__((format(printf, 2, 3))) static const char *say(needs *n, const char *fmt, ...)
@@ -128,22 +130,19 @@ static void delayed_claim(const kb_cluster *c, needs *n, const kb_slot *csl,
 	};
 }
 
-/* One claim of pod `pod` (namespace ns). Sets n->v.wait when the pod must wait. */
-/* Whether claim pvc_key (ReadWriteOncePod) is used by a pod on a node
- * other than pod: the index of such claims is built on the first call of a
- * pass, over every pod on a node and not finished. */
-static bool rwop_in_use(const kb_cluster *c, rwop_index *x, const char *pvc_key)
+/* The task of the pod on a node that uses claim pvc_key (ReadWriteOncePod),
+ * or -1: the index of such claims is built on the first call of a pass,
+ * over the snapshot's tasks on nodes (not finished). */
+static int64_t rwop_holder(const kb_cluster *c, rwop_index *x, const char *pvc_key)
 {
 	if (!x->built) {
 		x->built = true;
-		for (size_t i = 0; i < c->pods.slots.n; i++) {
-			const kb_slot *sl = &c->pods.slots.v[i];
-			const kb_object *o = sl->obj;
-			if (!o || o->u.pod.nclaims == 0 ||
-			    !(sl->overridden ? sl->node : o->u.pod.node_name) ||
-			    o->u.pod.phase == KB_POD_SUCCEEDED || o->u.pod.phase == KB_POD_FAILED)
+		for (uint32_t ti = 0; ti < x->s->ntasks; ti++) {
+			const kb_task *t = &x->s->tasks[ti];
+			if (t->node < 0 || !kb_task_status_on_node(t->status))
 				continue;
-			for (uint32_t k = 0; k < o->u.pod.nclaims; k++) {
+			const kb_object *o = c->pods.slots.v[t->cache_slot].obj;
+			for (uint32_t k = 0; o && k < o->u.pod.nclaims; k++) {
 				char key[512];
 				int len = snprintf(key, sizeof(key), "%s/%s", o->meta.ns,
 						   o->u.pod.claims[k].name);
@@ -151,28 +150,34 @@ static bool rwop_in_use(const kb_cluster *c, rwop_index *x, const char *pvc_key)
 							     ? kb_cluster_slot(c, KB_KIND_PVC, key)
 							     : NULL;
 				if (csl && (csl->obj->u.pvc.access_modes & KB_ACCESS_RWOP) &&
-				    kb_strmap_put(&x->in_use, csl->obj->meta.key, 1) < 0)
+				    kb_strmap_put(&x->in_use, csl->obj->meta.key, ti) < 0)
 					x->nomem = true;
 			}
 		}
 	}
-	int64_t v;
-	return kb_strmap_get(&x->in_use, pvc_key, &v);
+	int64_t ti;
+	return kb_strmap_get(&x->in_use, pvc_key, &ti) ? ti : -1;
 }
 
-/* A ReadWriteOncePod claim of a pending pod: waits when a pod on a node
- * uses it (kube-scheduler's PreFilter), else is numbered for the session's
- * one-pod-at-a-time check (scheduler/volumes.c). */
+/* A ReadWriteOncePod claim of a pending pod, numbered for the session's
+ * one-pod-at-a-time check (scheduler/volumes.c). A pod on a node using it
+ * (kube-scheduler's VolumeRestrictions) is its holder: the pending pod
+ * fits nowhere while it runs, so preemption may evict it; one already
+ * being deleted keeps the pod waiting. */
 static void rwop_claim(const kb_cluster *c, needs *n, const kb_object *pvc)
 {
-	if (rwop_in_use(c, n->rwop, pvc->meta.key)) {
+	rwop_index *x = n->rwop;
+	int64_t holder = rwop_holder(c, x, pvc->meta.key);
+	if (holder >= 0 && x->s->tasks[holder].status == KB_TASK_RELEASING) {
 		n->v.wait = say(n,
 				"node has pod using PersistentVolumeClaim with the same name and "
-				"ReadWriteOncePod access mode (persistentvolumeclaim \"%s\")",
+				"ReadWriteOncePod access mode (persistentvolumeclaim \"%s\", its pod "
+				"being deleted)",
 				pvc->meta.key);
 		return;
 	}
-	rwop_index *x = n->rwop;
+	if (holder >= 0)
+		n->holders[n->v.nholders++] = (uint32_t)holder;
 	int64_t id;
 	if (!kb_strmap_get(&x->pending, pvc->meta.key, &id)) {
 		id = (int64_t)x->keys.n;
@@ -293,7 +298,8 @@ static const kb_task_volumes *task_needs(const kb_cluster *c, kb_arena *a, prebo
 	n.aff = kb_arena_calloc(a, p->nclaims, sizeof(*n.aff));
 	n.bind = kb_arena_calloc(a, p->nclaims, sizeof(*n.bind));
 	n.rwop_ids = kb_arena_calloc(a, p->nclaims, sizeof(*n.rwop_ids));
-	if (!n.aff || !n.bind || !n.rwop_ids) {
+	n.holders = kb_arena_calloc(a, p->nclaims, sizeof(*n.holders));
+	if (!n.aff || !n.bind || !n.rwop_ids || !n.holders) {
 		*ret_nomem = true;
 		return NULL;
 	}
@@ -308,6 +314,7 @@ static const kb_task_volumes *task_needs(const kb_cluster *c, kb_arena *a, prebo
 	n.v.affinities = n.aff;
 	n.v.to_bind = n.bind;
 	n.v.rwop = n.rwop_ids;
+	n.v.holders = n.holders;
 	n.v.ready = !n.v.wait && n.v.nto_bind == 0 && !n.v.under_way;
 	kb_task_volumes *v = kb_arena_alloc(a, sizeof(*v));
 	if (!v) {
@@ -373,7 +380,7 @@ int kb_cluster_volumes(kb_cluster *c, kb_snapshot *s, kb_arena *arena, kb_err *e
 	bool any = false, nomem = false;
 	prebound_index index = {0};
 	kb_strmap_init(&index.by_claim);
-	rwop_index rwop = {0};
+	rwop_index rwop = {.s = s};
 	kb_strmap_init(&rwop.in_use);
 	kb_strmap_init(&rwop.pending);
 	kb_csi_pass csi;

@@ -12,10 +12,11 @@
  *    class, or of a class that does not exist) not bound yet ("pod has
  *    unbound immediate PersistentVolumeClaims", naming the missing class),
  *    a claim bound to a volume that does not exist;
- *  - a ReadWriteOncePod claim a pod on a node uses keeps it waiting
- *    (kube-scheduler's VolumeRestrictions: "node has pod using
- *    PersistentVolumeClaim with the same name and ReadWriteOncePod access
- *    mode"); the others such claims of pending tasks are numbered in
+ *  - a ReadWriteOncePod claim a pod on a node uses: that pod is its
+ *    holder (kube-scheduler's VolumeRestrictions; task_vol[t]->holders),
+ *    which the pod cannot be placed beside unless the session evicts it,
+ *    and when the holder is already being deleted the pod waits; the
+ *    ReadWriteOncePod claims of pending tasks are numbered in
  *    s->rwop_claims, for the session's one-pod-at-a-time check;
  *  - bound volumes with node affinity (local volumes) restrict its nodes;
  *  - claims of a WaitForFirstConsumer class not bound yet: pinned to the

@@ -37,6 +37,28 @@ static bool rwop_taken(const kb_session *ssn, uint32_t ti, const kb_task_volumes
 	return false;
 }
 
+/* Whether every pod on a node holding one of the task's ReadWriteOncePod
+ * claims was evicted by this session from `node` (holders already being
+ * deleted as the session started made the task wait: cache/volumes.h). */
+static bool holders_gone(const kb_snapshot *s, const kb_task_volumes *v, const kb_node *node)
+{
+	for (uint32_t i = 0; i < v->nholders; i++) {
+		const kb_task *h = &s->tasks[v->holders[i]];
+		if (h->status != KB_TASK_RELEASING || h->node != node - s->nodes)
+			return false;
+	}
+	return true;
+}
+
+bool kb_volumes_blocks(const kb_session *ssn, const kb_task *task, uint32_t victim)
+{
+	const kb_task_volumes *v = kb_task_vol(ssn->snap, task);
+	for (uint32_t i = 0; v && i < v->nholders; i++)
+		if (v->holders[i] == victim)
+			return true;
+	return false;
+}
+
 /* Whether node matches one of n terms (none: every node). */
 static bool terms_match(const kb_selector_term *terms, uint32_t n, const kb_node *node)
 {
@@ -170,6 +192,10 @@ int kb_volumes_fit(const kb_session *ssn, const kb_task *task, const kb_node *no
 			*ret_reason = NODE_CONFLICT;
 			return KB_FIT_FAIL;
 		}
+	if (v->nholders > 0 && !holders_gone(ssn->snap, v, node)) {
+		*ret_reason = RWOP_CONFLICT;
+		return KB_FIT_FAIL;
+	}
 	if (v->nrwop > 0 && rwop_taken(ssn, (uint32_t)(task - ssn->snap->tasks), v)) {
 		*ret_reason = RWOP_CONFLICT;
 		return KB_FIT_FAIL;

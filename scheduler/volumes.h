@@ -11,8 +11,11 @@
  *    task of the session, else dynamic provisioning when the class has a
  *    provisioner and its allowedTopologies admit the node;
  *  - a ReadWriteOncePod claim goes to one pod at a time: a pod on a node
- *    using it keeps every other pod waiting (the cache says so), and within
- *    a session the first task placed keeps the others off it ("node has
+ *    using it (its holder) keeps every other pod off every node, unless
+ *    the session evicted it, when the task fits the holder's node, to
+ *    wait there for it to go as kube-scheduler's preemption nominates it
+ *    (kb_volumes_blocks tells preemption which victim that is); within a
+ *    session the first task placed keeps the others off it ("node has
  *    pod using PersistentVolumeClaim with the same name and
  *    ReadWriteOncePod access mode", kube-scheduler's VolumeRestrictions);
  *  - CSI volume limits (kube-scheduler's NodeVolumeLimits): a node whose
@@ -61,6 +64,20 @@ int kb_volumes_fit(const kb_session *ssn, const kb_task *task, const kb_node *no
  * the session's first effect error says so and the task's claims are
  * treated as unmatched). */
 int kb_volumes_update(kb_session *ssn, const kb_task *task, int delta);
+
+/* Whether task cannot be placed anywhere while task index `victim` runs:
+ * it holds a ReadWriteOncePod claim of task's. O(claims). */
+bool kb_volumes_blocks(const kb_session *ssn, const kb_task *task, uint32_t victim);
+
+/* Whether the task has a ReadWriteOncePod claim a pod on a node held as
+ * the session started: where it fits now, it fits only because the session
+ * evicted that pod, and must wait there for it to go (pipelined, never
+ * bound at once). O(1). */
+static inline bool kb_volumes_held(const kb_session *ssn, const kb_task *task)
+{
+	const kb_task_volumes *v = kb_task_vol(ssn->snap, task);
+	return v && v->nholders > 0;
+}
 
 /* Whether the task's claims are all bound (true for a task without needs). */
 bool kb_volumes_ready(const kb_session *ssn, const kb_task *task);

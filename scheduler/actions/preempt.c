@@ -75,6 +75,7 @@
 #include "scheduler/actions/placement.h"
 #include "scheduler/statement.h"
 #include "scheduler/topology.h"
+#include "scheduler/volumes.h"
 
 #define KB_MAX_VICTIM_JOBS 16
 #define KB_MAX_HOPELESS 64
@@ -263,6 +264,24 @@ static int build_evictable(evict_ctx *ec)
 	return 0;
 }
 
+/* Moves to the front of ec->victims[0..n) the victims t cannot be placed
+ * beside at all (a pod holding a ReadWriteOncePod claim of t's,
+ * kb_volumes_blocks), keeping the order otherwise: evicting others first
+ * would never be enough, so they would all go. O(n) when t has such claims. */
+static void blockers_first(evict_ctx *ec, const kb_task *t, uint32_t n)
+{
+	if (!kb_volumes_held(ec->ssn, t))
+		return;
+	uint32_t front = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t x = ec->victims[i];
+		if (!kb_volumes_blocks(ec->ssn, t, x))
+			continue;
+		memmove(&ec->victims[front + 1], &ec->victims[front], (i - front) * sizeof(uint32_t));
+		ec->victims[front++] = x;
+	}
+}
+
 /* Evicts tentatively, in victim order, the fewest of node ni's candidates
  * that let t fit the node and its queue, and returns their count (the
  * victims in ret_victims), or 0 when t never fits. The evictions stay in st
@@ -287,6 +306,7 @@ static int evict_on_node(evict_ctx *ec, kb_statement *st, const kb_task *t, uint
 	int na = allowed(ec, t, ec->cands, nc, ec->victims);
 	if (na <= 0)
 		return na;
+	blockers_first(ec, t, (uint32_t)na);
 	uint32_t mark = kb_stmt_size(st), k = 0;
 	const char *why = eviction_reason(ec, t);
 	int r = why ? 0 : -ENOMEM;
@@ -325,13 +345,14 @@ static int evict_on_node(evict_ctx *ec, kb_statement *st, const kb_task *t, uint
  * (api/pod_spec.h), a request no larger, and, when the search looked at
  * victims (same_victims), the same job priority and BestEffort class, since
  * those decide who may be a victim. O(n). */
-static bool memo_covers(const kb_snapshot *s, const uint32_t *list, uint32_t n, const kb_task *t,
+static bool memo_covers(const kb_session *ssn, const uint32_t *list, uint32_t n, const kb_task *t,
 			bool same_victims)
 {
+	const kb_snapshot *s = ssn->snap;
 	for (uint32_t i = 0; i < n; i++) {
 		const kb_task *h = &s->tasks[list[i]];
 		if (s->jobs[h->job].queue != s->jobs[t->job].queue || !kb_res_le(&h->req, &t->req) ||
-		    !kb_pod_spec_same_placement(h->spec, t->spec))
+		    !kb_pod_spec_same_placement(h->spec, t->spec) || !kb_volumes_alike(ssn, h, t))
 			continue;
 		if (!same_victims ||
 		    (job_priority(s, h) == job_priority(s, t) && h->best_effort == t->best_effort))
@@ -354,7 +375,7 @@ static int place_plain(evict_ctx *ec, kb_statement *st, uint32_t ti)
 		return 0;
 	if (ec->plain_failed_at != ec->room_grew)
 		ec->nplain_failed = 0; /* room was freed since: forget */
-	if (memo_covers(s, ec->plain_failed, ec->nplain_failed, t, false))
+	if (memo_covers(ssn, ec->plain_failed, ec->nplain_failed, t, false))
 		return 0;
 	int32_t ni = kb_best_node(ssn, t, NULL);
 	if (ni < 0) {
@@ -363,8 +384,11 @@ static int place_plain(evict_ctx *ec, kb_statement *st, uint32_t ti)
 		ec->plain_failed_at = ec->room_grew;
 		return 0;
 	}
-	int r = kb_fits_idle(t, &ssn->snap->nodes[ni]) ? kb_stmt_allocate(st, ti, (uint32_t)ni)
-						       : kb_stmt_pipeline(st, ti, (uint32_t)ni);
+	/* A task whose claim's holder this session evicted waits on its node
+	 * for the holder to go (pipelined), whatever room there is. */
+	int r = kb_fits_idle(t, &ssn->snap->nodes[ni]) && !kb_volumes_held(ssn, t)
+			? kb_stmt_allocate(st, ti, (uint32_t)ni)
+			: kb_stmt_pipeline(st, ti, (uint32_t)ni);
 	return r < 0 ? r : 1;
 }
 
@@ -375,7 +399,7 @@ static int best_victim_node(evict_ctx *ec, kb_statement *st, const kb_task *t, u
 	const kb_snapshot *s = ec->ssn->snap;
 	/* An earlier task of the same queue, priority and shape, asking no
 	 * more, found no victims anywhere in this action: t finds none. */
-	if (memo_covers(s, ec->hopeless, ec->nhopeless, t, true))
+	if (memo_covers(ec->ssn, ec->hopeless, ec->nhopeless, t, true))
 		return 0;
 	if (!ec->evictable && build_evictable(ec) < 0)
 		return -ENOMEM;

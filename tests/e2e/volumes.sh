@@ -23,6 +23,10 @@
 #   rwop       a ReadWriteOncePod claim wanted by two pods: one bound, the
 #              other waits with kube-scheduler's reason until the first goes;
 #              the same round by upstream kube-scheduler must agree.
+#   rwop-preempt  the holder of a ReadWriteOncePod claim (priority 100) is
+#              preempted for a pod that needs the claim (priority 1000), and
+#              a lower-priority pod beside it is not; then that pod is
+#              bound. The same round by upstream kube-scheduler must agree.
 #   csi        CSI volume limits: a node whose CSINode allows 2 volumes of a
 #              driver, one held by a VolumeAttachment and one by a pod: a
 #              pod with another volume waits with kube-scheduler's reason, a
@@ -32,12 +36,12 @@
 # Environment: KB_E2E_DIR (control-plane dir), KUBE_BATCHD (the binary).
 set -uo pipefail
 
-e2e_name=volumes e2e_help_end=32
+e2e_name=volumes e2e_help_end=36
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 fixtures=$here/fixtures
 e2e_args "$@"
 cases=("${e2e_cases[@]}")
-((${#cases[@]})) || cases=(immediate local waits dynamic rwop csi)
+((${#cases[@]})) || cases=(immediate local waits dynamic rwop rwop-preempt csi)
 e2e_need kubectl curl openssl flock setsid python3
 [[ -x $root/tests/cluster/up ]] || { echo "volumes: SKIP: no tests/cluster/up" >&2; exit 77; }
 e2e_binary
@@ -317,6 +321,76 @@ EOF
 		wait_for 30 bash -c "[[ -n \$(kubectl --kubeconfig '$admin' get pod -n $ns $waiting -o jsonpath='{.spec.nodeName}') ]]"
 }
 
+# rwop_preempt_round NS WHO: preempting the holder of a ReadWriteOncePod
+# claim. On a node of the round's own, `holder` (priority 100) uses the
+# claim and `bystander` (priority 50, no claim) runs beside it; `trainer`
+# (priority 1000) needs the claim. Only the holder is evicted (deleted, or
+# left terminating: no kubelet here finishes it, so the test removes it as
+# a kubelet would), then trainer is bound.
+rwop_preempt_round() {
+	local ns=$1 who=$2 nd=rp-$1 pc
+	k create namespace "$ns" >/dev/null
+	node "$nd" 0
+	for pc in high:1000 mid:100 low:50; do
+		k create -f - >/dev/null <<EOF
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: $ns-${pc%%:*}}
+value: ${pc##*:}
+EOF
+	done
+	k create -f - >/dev/null <<EOF
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: $ns}
+spec:
+  capacity: {storage: 10Gi}
+  accessModes: [ReadWriteOncePod]
+  storageClassName: $ns
+  hostPath: {path: /tmp/kb-$ns}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: model, namespace: $ns}
+spec:
+  storageClassName: $ns
+  accessModes: [ReadWriteOncePod]
+  resources: {requests: {storage: 5Gi}}
+EOF
+	check "rwop-preempt ($who): the PV controller binds the claim" wait_for 60 claim_bound "$ns" model
+	rp_pod "$ns" holder "$ns-mid" "$nd" model
+	rp_pod "$ns" bystander "$ns-low" "$nd" ""
+	check "rwop-preempt ($who): the holder and the bystander are bound" \
+		wait_for 20 bound_is "$ns" 2
+	rp_pod "$ns" trainer "$ns-high" "" model
+	check "rwop-preempt ($who): the holder is evicted" \
+		wait_for 30 bash -c "[[ -z \$(kubectl --kubeconfig '$admin' get pod -n $ns holder -o name 2>/dev/null) || -n \$(kubectl --kubeconfig '$admin' get pod -n $ns holder -o jsonpath='{.metadata.deletionTimestamp}') ]]"
+	k delete pod -n "$ns" holder --grace-period=0 --force >/dev/null 2>&1
+	check "rwop-preempt ($who): once it is gone, the pod that needs the claim is bound" \
+		wait_for 30 bash -c "[[ -n \$(kubectl --kubeconfig '$admin' get pod -n $ns trainer -o jsonpath='{.spec.nodeName}') ]]"
+	check "rwop-preempt ($who): the bystander is left alone" \
+		bash -c "[[ -n \$(kubectl --kubeconfig '$admin' get pod -n $ns bystander -o name) && -z \$(kubectl --kubeconfig '$admin' get pod -n $ns bystander -o jsonpath='{.metadata.deletionTimestamp}') ]]"
+}
+
+# rp_pod NS NAME PRIORITYCLASS NODE CLAIM: a pod of 1 cpu (NODE: its
+# nodeSelector, or "" for none; CLAIM: its claim, or "" for none).
+rp_pod() {
+	local sel= vol=
+	[[ -n $4 ]] && sel="nodeSelector: {kubernetes.io/hostname: $4}"
+	[[ -n $5 ]] && vol="volumes: [{name: m, persistentVolumeClaim: {claimName: $5}}]"
+	k create -f - >/dev/null <<EOF
+apiVersion: v1
+kind: Pod
+metadata: {name: $2, namespace: $1}
+spec:
+  schedulerName: kube-batchd
+  priorityClassName: $3
+  $sel
+  containers: [{name: c, image: x, resources: {requests: {cpu: "1"}}}]
+  $vol
+EOF
+}
+
 # csi_round NS WHO: CSI volume limits (kube-scheduler's NodeVolumeLimits) on
 # a node of its own, whose CSINode lets it attach 2 volumes of a driver of
 # its own. Three volumes of that driver, bound by the PV controller to
@@ -440,6 +514,11 @@ EOF
 case_rwop() {
 	rwop_round "rwop-$run" kube-batchd
 	by_kube_scheduler rwop_round "rwop-ks-$run"
+}
+
+case_rwop-preempt() {
+	rwop_preempt_round "rp-$run" kube-batchd
+	by_kube_scheduler rwop_preempt_round "rp-ks-$run"
 }
 
 case_csi() {
