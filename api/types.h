@@ -422,6 +422,14 @@ typedef struct kb_claim_need {
 	 * node: where it may provision. */
 	const kb_selector_term *allowed;
 	uint32_t nallowed;
+	/* The provisioner is a CSI driver that publishes storage capacity
+	 * (CSIDriver spec.storageCapacity) and the claim asks a size:
+	 * provisioning on a node needs one of these, the nodeTopology of a
+	 * CSIStorageCapacity of the class whose maximumVolumeSize (else
+	 * capacity) holds the request, to select the node. */
+	bool check_capacity;
+	const kb_label_selector *const *capacity;
+	uint32_t ncapacity;
 } kb_claim_need;
 
 /* A node constraint from a volume: the node must match one of the terms. */

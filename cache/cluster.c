@@ -126,6 +126,8 @@ void kb_cluster_init(kb_cluster *c, const char *scheduler_name, const char *defa
 	store_init(&c->storage_classes);
 	store_init(&c->csi_nodes);
 	store_init(&c->volume_attachments);
+	store_init(&c->csi_drivers);
+	store_init(&c->storage_capacities);
 	kb_arena_init(&c->vol_arena);
 	c->scheduler_names[0] = scheduler_name;
 	c->nscheduler_names = 1;
@@ -173,11 +175,13 @@ int kb_cluster_share_copy(kb_cluster *ret, const kb_cluster *src)
 	const kb_store *from[] = {&src->nodes, &src->pods, &src->podgroups, &src->queues,
 				  &src->priority_classes, &src->workloads, &src->namespaces,
 				  &src->pvcs, &src->pvs, &src->storage_classes,
-				  &src->csi_nodes, &src->volume_attachments};
+				  &src->csi_nodes, &src->volume_attachments,
+				  &src->csi_drivers, &src->storage_capacities};
 	kb_store *to[] = {&ret->nodes, &ret->pods, &ret->podgroups, &ret->queues,
 			  &ret->priority_classes, &ret->workloads, &ret->namespaces,
 			  &ret->pvcs, &ret->pvs, &ret->storage_classes,
-			  &ret->csi_nodes, &ret->volume_attachments};
+			  &ret->csi_nodes, &ret->volume_attachments,
+			  &ret->csi_drivers, &ret->storage_capacities};
 	for (size_t i = 0; i < sizeof(to) / sizeof(to[0]); i++)
 		to[i]->borrowed = true;
 	int r = 0;
@@ -227,6 +231,8 @@ void kb_cluster_release(kb_cluster *c)
 	store_release(&c->storage_classes);
 	store_release(&c->csi_nodes);
 	store_release(&c->volume_attachments);
+	store_release(&c->csi_drivers);
+	store_release(&c->storage_capacities);
 	kb_arena_release(&c->vol_arena);
 }
 
@@ -257,6 +263,10 @@ static kb_store *store_of(kb_cluster *c, kb_kind kind)
 		return &c->csi_nodes;
 	case KB_KIND_VOLUME_ATTACHMENT:
 		return &c->volume_attachments;
+	case KB_KIND_CSI_DRIVER:
+		return &c->csi_drivers;
+	case KB_KIND_STORAGE_CAPACITY:
+		return &c->storage_capacities;
 	default:
 		return NULL;
 	}
@@ -338,7 +348,8 @@ static bool refresh_makes_work(kb_task_status from, kb_task_status to)
 static bool volume_kind(kb_kind k)
 {
 	return k == KB_KIND_PVC || k == KB_KIND_PV || k == KB_KIND_STORAGE_CLASS ||
-	       k == KB_KIND_CSI_NODE || k == KB_KIND_VOLUME_ATTACHMENT;
+	       k == KB_KIND_CSI_NODE || k == KB_KIND_VOLUME_ATTACHMENT || k == KB_KIND_CSI_DRIVER ||
+	       k == KB_KIND_STORAGE_CAPACITY;
 }
 
 /* Whether the object now in volume slot sl shows what the scheduler

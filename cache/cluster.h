@@ -128,6 +128,9 @@ typedef struct kb_cluster {
 	/* CSINodes and VolumeAttachments: the nodes' CSI volume limits and what
 	 * is attached against them, read for each session as the above. */
 	kb_store csi_nodes, volume_attachments;
+	/* CSIDrivers and CSIStorageCapacities: which drivers publish storage
+	 * capacity, and where it is, for provisioning (cache/volumes.c). */
+	kb_store csi_drivers, storage_capacities;
 	uint32_t claim_pods;  /* pods in the store whose volumes use claims */
 	kb_arena vol_arena;   /* the session snapshot's volume needs (cache/volumes.h) */
 	/* The schedulerNames whose pods are ours; a pod naming another is

@@ -541,7 +541,7 @@ int dec_time(dec_ctx *d, const kb_yaml_node *n, const char *path, bool *ret_set,
 static bool namespaced(kb_kind k)
 {
 	return k == KB_KIND_POD || k == KB_KIND_PODGROUP || k == KB_KIND_WORKLOAD ||
-	       k == KB_KIND_PVC;
+	       k == KB_KIND_PVC || k == KB_KIND_STORAGE_CAPACITY;
 }
 
 /* metadata.name and metadata.namespace, then the key they make. */

@@ -260,13 +260,16 @@ int dec_node_selector(dec_ctx *d, const kb_yaml_node *n, const char *path,
 int dec_label_selector(dec_ctx *d, const kb_yaml_node *n, const char *path, size_t extra,
 		       kb_label_selector *ret);
 /* cache/decode_volume.c: PersistentVolumeClaim, PersistentVolume,
- * StorageClass, CSINode, VolumeAttachment; dec_pod_claims: the claims a
+ * StorageClass, CSINode, VolumeAttachment, CSIDriver, CSIStorageCapacity;
+ * dec_pod_claims: the claims a
  * pod's spec.volumes use into po->claims. */
 int dec_pvc(dec_ctx *d);
 int dec_pv(dec_ctx *d);
 int dec_storage_class(dec_ctx *d);
 int dec_csi_node(dec_ctx *d);
 int dec_volume_attachment(dec_ctx *d);
+int dec_csi_driver_obj(dec_ctx *d);
+int dec_storage_capacity(dec_ctx *d);
 int dec_pod_claims(dec_ctx *d, const kb_yaml_node *spec, kb_pod_obj *po);
 
 #endif

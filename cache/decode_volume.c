@@ -352,6 +352,41 @@ int dec_volume_attachment(dec_ctx *d)
 				"spec.source.persistentVolumeName", &va->pv_name);
 }
 
+int dec_csi_driver_obj(dec_ctx *d)
+{
+	const kb_yaml_node *spec;
+	int r = dec_map(d, kb_yaml_get(d->root, "spec"), "spec", &spec);
+	if (r < 0)
+		return r;
+	return dec_bool(d, kb_yaml_get(spec, "storageCapacity"), "spec.storageCapacity",
+			&d->o->u.csi_driver.storage_capacity);
+}
+
+int dec_storage_capacity(dec_ctx *d)
+{
+	kb_storage_capacity_obj *sc = &d->o->u.storage_capacity;
+	const kb_yaml_node *topo = kb_yaml_get(d->root, "nodeTopology");
+	const kb_yaml_node *max = kb_yaml_get(d->root, "maximumVolumeSize");
+	const kb_yaml_node *cap = kb_yaml_get(d->root, "capacity");
+	int r;
+	if ((r = dec_str_nonempty(d, kb_yaml_get(d->root, "storageClassName"), "storageClassName",
+				  &sc->class_name)) < 0)
+		return r;
+	if (!sc->class_name)
+		return dec_fail(d, -EINVAL, NULL, "storageClassName", "required");
+	if (topo && !kb_yaml_is_null(topo)) {
+		if ((r = dec_label_selector(d, topo, "nodeTopology", 0, &sc->topology)) < 0)
+			return r;
+		sc->has_topology = true;
+	}
+	sc->limit = -1;
+	if (max && !kb_yaml_is_null(max))
+		return dec_storage(d, max, "maximumVolumeSize", &sc->limit);
+	if (cap && !kb_yaml_is_null(cap))
+		return dec_storage(d, cap, "capacity", &sc->limit);
+	return 0;
+}
+
 /* One item of spec.volumes: its claim, if it uses one. */
 static int dec_volume(dec_ctx *d, const kb_yaml_node *item, const char *path, size_t i, void *ctx)
 {

@@ -42,6 +42,12 @@ kb_kind kb_kind_of(const char *api_version, const char *kind)
 	if (strcmp(kind, "VolumeAttachment") == 0)
 		return strcmp(api_version, "storage.k8s.io/v1") == 0 ? KB_KIND_VOLUME_ATTACHMENT
 								     : KB_KIND_OTHER;
+	if (strcmp(kind, "CSIDriver") == 0)
+		return strcmp(api_version, "storage.k8s.io/v1") == 0 ? KB_KIND_CSI_DRIVER
+								     : KB_KIND_OTHER;
+	if (strcmp(kind, "CSIStorageCapacity") == 0)
+		return strcmp(api_version, "storage.k8s.io/v1") == 0 ? KB_KIND_STORAGE_CAPACITY
+								     : KB_KIND_OTHER;
 	if (strcmp(kind, "PriorityClass") == 0)
 		return strcmp(api_version, "scheduling.k8s.io/v1") == 0 ||
 				       strcmp(api_version, "scheduling.k8s.io/v1beta1") == 0 ||
@@ -74,6 +80,8 @@ const char *kb_kind_name(kb_kind kind)
 		[KB_KIND_STORAGE_CLASS] = "StorageClass",
 		[KB_KIND_CSI_NODE] = "CSINode",
 		[KB_KIND_VOLUME_ATTACHMENT] = "VolumeAttachment",
+		[KB_KIND_CSI_DRIVER] = "CSIDriver",
+		[KB_KIND_STORAGE_CAPACITY] = "CSIStorageCapacity",
 	};
 	return (unsigned)kind < sizeof(names) / sizeof(names[0]) ? names[kind] : "object";
 }
@@ -219,7 +227,7 @@ static void reloc_pod_spec(const packer *pk, kb_pod_spec *ps)
 }
 
 /* The pointers of a PersistentVolumeClaim, PersistentVolume, StorageClass,
- * CSINode or VolumeAttachment. */
+ * CSINode, VolumeAttachment or CSIStorageCapacity (a CSIDriver has none). */
 static void reloc_volume_kind(const packer *pk, kb_object *o)
 {
 	switch (o->kind) {
@@ -257,6 +265,12 @@ static void reloc_volume_kind(const packer *pk, kb_object *o)
 		RELOC(pk, va->attacher);
 		RELOC(pk, va->node_name);
 		RELOC(pk, va->pv_name);
+		break;
+	}
+	case KB_KIND_STORAGE_CAPACITY: {
+		kb_storage_capacity_obj *sc = &o->u.storage_capacity;
+		RELOC(pk, sc->class_name);
+		reloc_selector(pk, &sc->topology);
 		break;
 	}
 	case KB_KIND_STORAGE_CLASS: {
@@ -399,6 +413,10 @@ static int dec_kind(dec_ctx *d)
 		return dec_csi_node(d);
 	case KB_KIND_VOLUME_ATTACHMENT:
 		return dec_volume_attachment(d);
+	case KB_KIND_CSI_DRIVER:
+		return dec_csi_driver_obj(d);
+	case KB_KIND_STORAGE_CAPACITY:
+		return dec_storage_capacity(d);
 	case KB_KIND_NAMESPACE:
 	case KB_KIND_OTHER:
 		break;

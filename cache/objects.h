@@ -14,9 +14,9 @@
  * scheduler does not read, so those Workloads are KB_KIND_OTHER), Queue
  * (scheduling.incubator.k8s.io/v1alpha1, scheduling.volcano.sh/v1beta1),
  * PriorityClass (scheduling.k8s.io/v1), Namespace (v1),
- * PersistentVolumeClaim and PersistentVolume (v1), StorageClass, CSINode
- * and VolumeAttachment (storage.k8s.io/v1; cache/decode_volume.c). Any
- * other kind
+ * PersistentVolumeClaim and PersistentVolume (v1), StorageClass, CSINode,
+ * VolumeAttachment, CSIDriver and CSIStorageCapacity (storage.k8s.io/v1;
+ * cache/decode_volume.c). Any other kind
  * decodes as KB_KIND_OTHER (callers skip it). cache/decode_workload.c says
  * how the upstream gang API maps onto a job.
  *
@@ -155,10 +155,12 @@ typedef enum kb_kind {
 	KB_KIND_STORAGE_CLASS, /* storage.k8s.io/v1 StorageClass */
 	KB_KIND_CSI_NODE,      /* storage.k8s.io/v1 CSINode */
 	KB_KIND_VOLUME_ATTACHMENT, /* storage.k8s.io/v1 VolumeAttachment */
+	KB_KIND_CSI_DRIVER,        /* storage.k8s.io/v1 CSIDriver */
+	KB_KIND_STORAGE_CAPACITY,  /* storage.k8s.io/v1 CSIStorageCapacity */
 } kb_kind;
 
 /* The last kind (for loops over every kind). */
-#define KB_KIND_LAST KB_KIND_VOLUME_ATTACHMENT
+#define KB_KIND_LAST KB_KIND_STORAGE_CAPACITY
 
 /* The kind of an object of this apiVersion and kind: KB_KIND_OTHER for one
  * kube-batchd does not read (a Pod of another group, a later Workload, ...).
@@ -427,6 +429,23 @@ typedef struct kb_volume_attachment_obj {
 	const char *pv_name;   /* spec.source.persistentVolumeName; NULL when absent */
 } kb_volume_attachment_obj;
 
+/* A CSIDriver (named after its driver): whether it publishes storage
+ * capacity (spec.storageCapacity), so provisioning checks it. */
+typedef struct kb_csi_driver_obj {
+	bool storage_capacity;
+} kb_csi_driver_obj;
+
+/* A CSIStorageCapacity: room a driver has for new volumes of a class, on
+ * the nodes its nodeTopology selects (none: no node). */
+typedef struct kb_storage_capacity_obj {
+	const char *class_name;      /* storageClassName */
+	bool has_topology;
+	kb_label_selector topology;  /* nodeTopology (has_topology) */
+	/* The largest volume it takes, bytes: maximumVolumeSize, else
+	 * capacity; -1 when it has neither. */
+	int64_t limit;
+} kb_storage_capacity_obj;
+
 typedef struct kb_object {
 	kb_kind kind;
 	const char *api_version;
@@ -444,6 +463,8 @@ typedef struct kb_object {
 		kb_storage_class_obj storage_class;
 		kb_csi_node_obj csi_node;
 		kb_volume_attachment_obj volume_attachment;
+		kb_csi_driver_obj csi_driver;
+		kb_storage_capacity_obj storage_capacity;
 	} u;
 } kb_object;
 

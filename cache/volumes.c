@@ -45,6 +45,7 @@ typedef struct needs {
 	kb_claim_need *bind;     /* room for one per claim */
 	uint32_t *rwop_ids;      /* room for one per claim */
 	uint32_t *holders;       /* room for one per claim */
+	bool nomem;
 } needs;
 
 __attribute__((format(printf, 2, 3))) static const char *say(needs *n, const char *fmt, ...)
@@ -84,6 +85,40 @@ static const kb_object *prebound_pv(const kb_cluster *c, needs *n, const char *k
 	return c->pvs.slots.v[i].obj;
 }
 
+/* When claim need's provisioner publishes storage capacity (its CSIDriver
+ * says storageCapacity: true), the node selectors of the CSIStorageCapacity
+ * objects of its class big enough for it (kube-scheduler's
+ * hasEnoughCapacity). O(CSIStorageCapacities). */
+static void capacity_for(const kb_cluster *c, needs *n, kb_claim_need *need,
+			 const char *provisioner)
+{
+	const kb_slot *dsl = kb_cluster_slot(c, KB_KIND_CSI_DRIVER, provisioner);
+	if (!dsl || !dsl->obj->u.csi_driver.storage_capacity)
+		return;
+	need->check_capacity = true;
+	const kb_store *st = &c->storage_capacities;
+	uint32_t k = 0;
+	for (size_t i = 0; i < st->slots.n; i++) {
+		const kb_object *o = st->slots.v[i].obj;
+		k += o && o->u.storage_capacity.has_topology;
+	}
+	const kb_label_selector **sel = k ? kb_arena_calloc(n->a, k, sizeof(*sel)) : NULL;
+	if (k && !sel) {
+		n->nomem = true;
+		return;
+	}
+	k = 0;
+	for (size_t i = 0; i < st->slots.n; i++) {
+		const kb_object *o = st->slots.v[i].obj;
+		const kb_storage_capacity_obj *cap = o ? &o->u.storage_capacity : NULL;
+		if (cap && cap->has_topology && cap->limit >= need->request &&
+		    strcmp(cap->class_name, need->class_name) == 0)
+			sel[k++] = &cap->topology;
+	}
+	need->capacity = sel;
+	need->ncapacity = k;
+}
+
 /* An unbound claim of a WaitForFirstConsumer class. */
 static void delayed_claim(const kb_cluster *c, needs *n, const kb_slot *csl,
 			  const kb_storage_class_obj *sc)
@@ -113,7 +148,8 @@ static void delayed_claim(const kb_cluster *c, needs *n, const kb_slot *csl,
 				     o->meta.key, pv->meta.name);
 		return;
 	}
-	n->bind[n->v.nto_bind++] = (kb_claim_need){
+	kb_claim_need *need = &n->bind[n->v.nto_bind++];
+	*need = (kb_claim_need){
 		.key = o->meta.key,
 		.ns = o->meta.ns,
 		.name = o->meta.name,
@@ -128,6 +164,8 @@ static void delayed_claim(const kb_cluster *c, needs *n, const kb_slot *csl,
 		.allowed = sc->allowed,
 		.nallowed = sc->nallowed,
 	};
+	if (need->dynamic && need->request > 0)
+		capacity_for(c, n, need, sc->provisioner);
 }
 
 /* The task of the pod on a node that uses claim pvc_key (ReadWriteOncePod),
@@ -307,6 +345,10 @@ static const kb_task_volumes *task_needs(const kb_cluster *c, kb_arena *a, prebo
 		one_claim(c, &n, pod, &p->claims[i]);
 	if (!n.v.wait)
 		n.v.ncsi = kb_csi_pod_volumes(csi, pod, &n.v.csi);
+	if (n.nomem) {
+		*ret_nomem = true;
+		return NULL;
+	}
 	if (!n.v.wait && n.v.naffinities == 0 && n.v.nto_bind == 0 && !n.v.under_way &&
 	    !n.v.pinned_node && n.v.nrwop == 0 && n.v.ncsi == 0)
 		return NULL;

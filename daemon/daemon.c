@@ -34,7 +34,8 @@
 #include "scheduler/conf.h"
 #include "scheduler/framework.h"
 
-#define MAX_REFLECTORS 16
+/* One reflector per resource kb_watch_resources names, at most. */
+#define MAX_REFLECTORS KB_WATCH_MAX
 #define WRITE_INFLIGHT 128    /* the writers' client's requests in flight */
 #define IO_COLLECT_S 0.002    /* ev_set_io_collect_interval: at most 2 ms added to an answer */
 #define RESYNC_MS 10000       /* a session at least this often, for retries */
@@ -333,8 +334,10 @@ static const kb_reflector_handler recording_handler = {
 static int start_reflector(daemon_state *d, const char *path, const char *api_version,
 			   const char *kind)
 {
-	if (d->nrefl >= MAX_REFLECTORS)
+	if (d->nrefl >= MAX_REFLECTORS) {
+		kb_error("watching \"%s\": more than %d resources to watch", path, MAX_REFLECTORS);
 		return -ENOSPC;
+	}
 	kb_err err = {0};
 	kb_reflector_options ropt = {
 		.field_selector = strcmp(kind, "Pod") == 0 ? KB_POD_FIELD_SELECTOR : NULL,

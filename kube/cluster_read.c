@@ -65,7 +65,8 @@ static void fail_status(read_state *st, int status, const char *what, const char
 			   "the API server at %s answered 403 Forbidden to %s: the user of %s may not "
 			   "read it (kube-batchd reads nodes, pods, namespaces, priorityclasses, "
 			   "persistentvolumeclaims, persistentvolumes, storageclasses, csinodes, "
-			   "volumeattachments, podgroups and queues; see deploy/rbac.yaml)%s%s",
+			   "volumeattachments, csidrivers, csistoragecapacities, podgroups and "
+			   "queues; see deploy/rbac.yaml)%s%s",
 			   server, what, cred, detail ? ": " : "", detail ? detail : "");
 	else if (status < 0)
 		kb_err_set(&e, status, "cannot reach the API server at %s (%s): %s", server, what,

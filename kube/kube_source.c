@@ -79,6 +79,11 @@ uint32_t kb_watch_resources(const kb_served *served, kb_watch_resource ret[KB_WA
 	add(ret, &n, "/apis/storage.k8s.io/v1/csinodes", "storage.k8s.io/v1", "CSINode");
 	add(ret, &n, "/apis/storage.k8s.io/v1/volumeattachments", "storage.k8s.io/v1",
 	    "VolumeAttachment");
+	/* Storage capacity for provisioning: drivers that publish it, and the
+	 * capacity they publish. */
+	add(ret, &n, "/apis/storage.k8s.io/v1/csidrivers", "storage.k8s.io/v1", "CSIDriver");
+	add(ret, &n, "/apis/storage.k8s.io/v1/csistoragecapacities", "storage.k8s.io/v1",
+	    "CSIStorageCapacity");
 	if (served->incubator) {
 		add(ret, &n, "/apis/scheduling.incubator.k8s.io/v1alpha1/podgroups",
 		    "scheduling.incubator.k8s.io/v1alpha1", "PodGroup");

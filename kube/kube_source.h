@@ -33,12 +33,12 @@ typedef struct kb_watch_resource {
 	const char *kind;        /* a constant: "Pod", "PodGroup" ... */
 } kb_watch_resource;
 
-#define KB_WATCH_MAX 20
+#define KB_WATCH_MAX 24
 
 /* The resources kube-batchd reads, given what discovery found served:
  * Nodes, Pods, PriorityClasses, Namespaces, PersistentVolumeClaims,
- * PersistentVolumes, StorageClasses, CSINodes, VolumeAttachments, then
- * the PodGroups (and Queues)
+ * PersistentVolumes, StorageClasses, CSINodes, VolumeAttachments,
+ * CSIDrivers, CSIStorageCapacities, then the PodGroups (and Queues)
  * of every family served, and Kubernetes' own gang API (its newest
  * PodGroups, else v1.35's Workloads). Writes them to ret[0..) and returns
  * how many (at most KB_WATCH_MAX). Cost: O(1). */

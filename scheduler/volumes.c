@@ -8,6 +8,7 @@
 
 #define NO_VOLUMES "node(s) didn't find available persistent volumes to bind"
 #define NODE_CONFLICT "node(s) didn't match PersistentVolume's node affinity"
+#define NOT_ENOUGH_SPACE "node(s) did not have enough free storage"
 #define TOO_MANY_VOLUMES "node(s) exceed max volume count"
 /* Distinct new CSI volumes the session placed on one node that a check
  * tells apart; past that, the node counts as full (no CSI driver limits a
@@ -78,10 +79,22 @@ static bool pv_fits(const kb_pv *pv, const kb_claim_need *c, const kb_node *node
 	       terms_match(pv->terms, pv->nterms, node);
 }
 
+/* Whether the claim's provisioner has room for it on node, as its
+ * CSIStorageCapacities say (true when it publishes none). */
+static bool capacity_at(const kb_claim_need *c, const kb_node *node)
+{
+	if (!c->check_capacity)
+		return true;
+	for (uint32_t i = 0; i < c->ncapacity; i++)
+		if (kb_match_label_selector(c->capacity[i], &node->labels))
+			return true;
+	return false;
+}
+
 /* Chooses, in picks[0..v->nto_bind), a volume or provisioning for each
- * claim to bind of task ti on node. false when some claim has neither. */
-static bool match_claims(const kb_session *ssn, uint32_t ti, const kb_task_volumes *v,
-			 const kb_node *node, int32_t *picks)
+ * claim to bind of task ti on node: NULL, or why some claim has neither. */
+static const char *match_claims(const kb_session *ssn, uint32_t ti, const kb_task_volumes *v,
+				const kb_node *node, int32_t *picks)
 {
 	const kb_snapshot *s = ssn->snap;
 	const struct kb_vol *st = ssn->vol;
@@ -100,10 +113,12 @@ static bool match_claims(const kb_session *ssn, uint32_t ti, const kb_task_volum
 				best = (int32_t)p;
 		}
 		if (best < 0 && !(c->dynamic && terms_match(c->allowed, c->nallowed, node)))
-			return false;
+			return NO_VOLUMES;
+		if (best < 0 && !capacity_at(c, node))
+			return NOT_ENOUGH_SPACE;
 		picks[i] = best;
 	}
-	return true;
+	return NULL;
 }
 
 static bool has_vol(const uint32_t *sorted, uint32_t n, uint32_t id)
@@ -205,9 +220,11 @@ int kb_volumes_fit(const kb_session *ssn, const kb_task *task, const kb_node *no
 		return KB_FIT_FAIL;
 	}
 	int32_t picks[KB_MAX_POD_CLAIMS];
-	if (v->nto_bind > 0 &&
-	    !match_claims(ssn, (uint32_t)(task - ssn->snap->tasks), v, node, picks)) {
-		*ret_reason = NO_VOLUMES;
+	const char *why = v->nto_bind > 0 ? match_claims(ssn, (uint32_t)(task - ssn->snap->tasks), v,
+							  node, picks)
+					  : NULL;
+	if (why) {
+		*ret_reason = why;
 		return KB_FIT_FAIL;
 	}
 	return KB_FIT_OK;
@@ -258,7 +275,7 @@ int kb_volumes_update(kb_session *ssn, const kb_task *task, int delta)
 	}
 	if (!picks && !(picks = kb_session_calloc(ssn, v->nto_bind, sizeof(int32_t))))
 		return -ENOMEM;
-	if (task->node < 0 || !match_claims(ssn, ti, v, &ssn->snap->nodes[task->node], picks))
+	if (task->node < 0 || match_claims(ssn, ti, v, &ssn->snap->nodes[task->node], picks))
 		return 0; /* not placed here by a fit check: nothing taken */
 	for (uint32_t i = 0; i < v->nto_bind; i++)
 		if (picks[i] >= 0)

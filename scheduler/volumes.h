@@ -9,7 +9,12 @@
  *    fits there (class, size, access and volume modes, selector, node
  *    affinity; the smallest, as kube-scheduler picks) not taken by another
  *    task of the session, else dynamic provisioning when the class has a
- *    provisioner and its allowedTopologies admit the node;
+ *    provisioner and its allowedTopologies admit the node, and, when the
+ *    provisioner is a CSI driver that publishes storage capacity, a
+ *    CSIStorageCapacity of the class big enough for the claim selects the
+ *    node ("node(s) did not have enough free storage"; the capacity is
+ *    read as published: a session does not subtract what it placed, as
+ *    kube-scheduler does not);
  *  - a ReadWriteOncePod claim goes to one pod at a time: a pod on a node
  *    using it (its holder) keeps every other pod off every node, unless
  *    the session evicted it, when the task fits the holder's node, to

@@ -27,6 +27,11 @@
 #              preempted for a pod that needs the claim (priority 1000), and
 #              a lower-priority pod beside it is not; then that pod is
 #              bound. The same round by upstream kube-scheduler must agree.
+#   capacity   storage capacity: a driver that publishes it (CSIDriver
+#              storageCapacity, CSIStorageCapacity per zone): a claim is given
+#              the node whose zone has room for it, one too big for every
+#              zone waits with kube-scheduler's reason. The same round by
+#              upstream kube-scheduler must agree.
 #   csi        CSI volume limits: a node whose CSINode allows 2 volumes of a
 #              driver, one held by a VolumeAttachment and one by a pod: a
 #              pod with another volume waits with kube-scheduler's reason, a
@@ -36,12 +41,12 @@
 # Environment: KB_E2E_DIR (control-plane dir), KUBE_BATCHD (the binary).
 set -uo pipefail
 
-e2e_name=volumes e2e_help_end=36
+e2e_name=volumes e2e_help_end=41
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 fixtures=$here/fixtures
 e2e_args "$@"
 cases=("${e2e_cases[@]}")
-((${#cases[@]})) || cases=(immediate local waits dynamic rwop rwop-preempt csi)
+((${#cases[@]})) || cases=(immediate local waits dynamic rwop rwop-preempt capacity csi)
 e2e_need kubectl curl openssl flock setsid python3
 [[ -x $root/tests/cluster/up ]] || { echo "volumes: SKIP: no tests/cluster/up" >&2; exit 77; }
 e2e_binary
@@ -391,6 +396,82 @@ spec:
 EOF
 }
 
+# capacity_round NS WHO: storage capacity (kube-scheduler's VolumeBinding
+# with CSIStorageCapacity). A CSI driver of the round's own publishes
+# capacity (CSIDriver storageCapacity: true): 1Gi on the round's node a,
+# 20Gi on its node b, none elsewhere. A claim of 5Gi is given node b
+# (volume.kubernetes.io/selected-node: no provisioner runs here, so it goes
+# no further); one of 50Gi fits no node and its pod waits with
+# kube-scheduler's reason, its claim given no node.
+capacity_round() {
+	local ns=$1 who=$2 drv=$1.cap.example.com z
+	k create namespace "$ns" >/dev/null
+	for z in a b; do
+		k create -f - >/dev/null <<EOF
+apiVersion: v1
+kind: Node
+metadata: {name: $ns-$z, labels: {kubernetes.io/hostname: $ns-$z, kb-test/zone: $ns-$z}}
+status:
+  capacity: {cpu: "16", memory: 64Gi, pods: "110"}
+  allocatable: {cpu: "16", memory: 64Gi, pods: "110"}
+  conditions: [{type: Ready, status: "True", reason: KubeletReady, message: ok, lastHeartbeatTime: "2024-01-01T00:00:00Z", lastTransitionTime: "2024-01-01T00:00:00Z"}]
+EOF
+	done
+	k create -f - >/dev/null <<EOF
+apiVersion: storage.k8s.io/v1
+kind: CSIDriver
+metadata: {name: $drv}
+spec: {storageCapacity: true, attachRequired: false}
+---
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: $ns}
+provisioner: $drv
+volumeBindingMode: WaitForFirstConsumer
+---
+apiVersion: storage.k8s.io/v1
+kind: CSIStorageCapacity
+metadata: {name: cap-a, namespace: $ns}
+storageClassName: $ns
+nodeTopology: {matchLabels: {kb-test/zone: $ns-a}}
+capacity: 1Gi
+---
+apiVersion: storage.k8s.io/v1
+kind: CSIStorageCapacity
+metadata: {name: cap-b, namespace: $ns}
+storageClassName: $ns
+nodeTopology: {matchLabels: {kb-test/zone: $ns-b}}
+capacity: 20Gi
+EOF
+	local c size
+	for c in fits:5Gi big:50Gi; do
+		size=${c##*:} c=${c%%:*}
+		k create -f - >/dev/null <<EOF
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: $c, namespace: $ns}
+spec:
+  storageClassName: $ns
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: $size}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: $c, namespace: $ns}
+spec:
+  schedulerName: kube-batchd
+  containers: [{name: c, image: x, resources: {requests: {cpu: "1"}}}]
+  volumes: [{name: d, persistentVolumeClaim: {claimName: $c}}]
+EOF
+	done
+	check "capacity ($who): the claim that fits is given the node with room" \
+		wait_for 30 bash -c "[[ \$(kubectl --kubeconfig '$admin' get pvc -n $ns fits -o jsonpath='{.metadata.annotations.volume\.kubernetes\.io/selected-node}') == $ns-b ]]"
+	check "capacity ($who): the claim too big for every node waits with kube-scheduler's reason" \
+		wait_for 20 bash -c "kubectl --kubeconfig '$admin' get pod -n $ns big -o jsonpath='{.status.conditions[?(@.type==\"PodScheduled\")].message}' | grep -q 'did not have enough free storage'"
+	check "capacity ($who): ... given no node, its pod not bound" \
+		bash -c "[[ -z \$(kubectl --kubeconfig '$admin' get pvc -n $ns big -o jsonpath='{.metadata.annotations.volume\.kubernetes\.io/selected-node}') && -z \$(kubectl --kubeconfig '$admin' get pod -n $ns big -o jsonpath='{.spec.nodeName}') ]]"
+}
+
 # csi_round NS WHO: CSI volume limits (kube-scheduler's NodeVolumeLimits) on
 # a node of its own, whose CSINode lets it attach 2 volumes of a driver of
 # its own. Three volumes of that driver, bound by the PV controller to
@@ -519,6 +600,11 @@ case_rwop() {
 case_rwop-preempt() {
 	rwop_preempt_round "rp-$run" kube-batchd
 	by_kube_scheduler rwop_preempt_round "rp-ks-$run"
+}
+
+case_capacity() {
+	capacity_round "cap-$run" kube-batchd
+	by_kube_scheduler capacity_round "cap-ks-$run"
 }
 
 case_csi() {

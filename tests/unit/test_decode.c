@@ -288,6 +288,27 @@ static void csi_nodes_and_volume_attachments_decode(void **state)
 	assert_string_equal(o->u.pv.csi_driver, "d");
 	assert_string_equal(o->u.pv.csi_handle, "h");
 	kb_object_free(o);
+	kb_yaml_file_release(&file);
+	r = decode("apiVersion: storage.k8s.io/v1\nkind: CSIStorageCapacity\n"
+		   "metadata: {name: c, namespace: kube-system}\nstorageClassName: s\n"
+		   "nodeTopology: {matchLabels: {zone: a}}\ncapacity: 2Gi\nmaximumVolumeSize: 1Gi\n",
+		   &o);
+	if (r < 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(o->kind, KB_KIND_STORAGE_CAPACITY);
+	assert_string_equal(o->u.storage_capacity.class_name, "s");
+	assert_true(o->u.storage_capacity.has_topology);
+	assert_int_equal(o->u.storage_capacity.limit, 1LL << 30); /* maximumVolumeSize first */
+	kb_object_free(o);
+	kb_yaml_file_release(&file);
+	r = decode("apiVersion: storage.k8s.io/v1\nkind: CSIDriver\nmetadata: {name: d}\n"
+		   "spec: {storageCapacity: true}\n",
+		   &o);
+	if (r < 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(o->kind, KB_KIND_CSI_DRIVER);
+	assert_true(o->u.csi_driver.storage_capacity);
+	kb_object_free(o);
 }
 
 static void bad_csi_fields_are_named(void **state)
@@ -306,6 +327,12 @@ static void bad_csi_fields_are_named(void **state)
 		{"apiVersion: v1\nkind: PersistentVolume\nmetadata: {name: pv-1}\n"
 		 "spec: {capacity: {storage: 1Gi}, csi: {volumeHandle: h}}\n",
 		 "PersistentVolume \"pv-1\": spec.csi.driver: required (t.yaml:4:39)"},
+		{"apiVersion: storage.k8s.io/v1\nkind: CSIStorageCapacity\n"
+		 "metadata: {name: c, namespace: kube-system}\ncapacity: 1Gi\n",
+		 "CSIStorageCapacity \"kube-system/c\": storageClassName: required (t.yaml:1:1)"},
+		{"apiVersion: storage.k8s.io/v1\nkind: CSIStorageCapacity\n"
+		 "metadata: {name: c, namespace: kube-system}\nstorageClassName: s\ncapacity: lots\n",
+		 "CSIStorageCapacity \"kube-system/c\": capacity: bad quantity \"lots\" (t.yaml:5:11)"},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		kb_object *o;
