@@ -17,11 +17,15 @@
 #   denied  the scheduler's account is refused (403) what it must not do:
 #           read or renew another Lease, a Lease in another namespace,
 #           Secrets, ConfigMaps, deleting a Node, creating, deleting or
-#           changing a pod.
+#           changing a pod, and (deploy/podgroup-policy.yaml, an admission
+#           policy: RBAC cannot narrow a patch) changing a PodGroup's spec,
+#           while annotating one is let through.
+# deploy/podgroup-policy.yaml is applied at the start, with the test user's
+# name for the ServiceAccount's, so that `used` runs under it too.
 # Environment: KB_E2E_DIR (control-plane dir), KUBE_BATCHD (the binary).
 set -uo pipefail
 
-e2e_name=rbac e2e_help_end=20
+e2e_name=rbac e2e_help_end=25
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 fixtures=$here/fixtures
 e2e_args "$@"
@@ -64,6 +68,11 @@ schedcfg=$dir/scheduler.kubeconfig
 k() { kubectl --kubeconfig "$admin" "$@"; }
 ks() { kubectl --kubeconfig "$schedcfg" "$@"; }
 e2e_free_port || { fail "a free port"; exit 1; }
+sed "s/system:serviceaccount:kube-system:kube-batchd'/kube-batchd-scheduler'/" \
+	"$root/deploy/podgroup-policy.yaml" >"$dir/podgroup-policy.yaml"
+grep -q "== 'kube-batchd-scheduler'" "$dir/podgroup-policy.yaml" &&
+	k apply -f "$dir/podgroup-policy.yaml" >/dev/null ||
+	fail "deploy/podgroup-policy.yaml applies (for the test user)"
 
 # The grants a request of the scheduler may leave unused here, and why.
 unused_ok=(
@@ -350,6 +359,32 @@ EOF
 		audit_vs_grants
 }
 
+# sched_patch NS NAME JSON: a merge PATCH of PodGroup NS/NAME
+# (scheduling.incubator.k8s.io) with the scheduler's credentials, sent
+# straight (kubectl patch GETs first, which the account may not); prints
+# the HTTP status, the body to $dir/patch.out.
+sched_patch() {
+	local server token
+	server=$(ks config view --raw --minify -o jsonpath='{.clusters[0].cluster.server}')
+	token=$(ks config view --raw --minify -o jsonpath='{.users[0].user.token}')
+	ks config view --raw --minify -o jsonpath='{.clusters[0].cluster.certificate-authority-data}' |
+		base64 -d >"$dir/ca.pem"
+	curl -sS -o "$dir/patch.out" -w '%{http_code}' --cacert "$dir/ca.pem" \
+		-H "Authorization: Bearer $token" -H 'Content-Type: application/merge-patch+json' \
+		-X PATCH --data "$3" \
+		"$server/apis/scheduling.incubator.k8s.io/v1alpha1/namespaces/$1/podgroups/$2"
+}
+
+# patched CODE TEXT JSON: sched_patch of rbac-denied/pg answers CODE, its
+# body holding TEXT.
+patched() {
+	local code
+	code=$(sched_patch rbac-denied pg "$3")
+	[[ $code == "$1" ]] && grep -q -- "$2" "$dir/patch.out" && return 0
+	echo "HTTP $code: $(cat "$dir/patch.out")" >&2
+	return 1
+}
+
 # refused CMD...: the scheduler's kubectl is refused with 403 Forbidden.
 refused() {
 	local out
@@ -401,6 +436,18 @@ EOF
 	check "denied: change a pod" refused label pod p -n rbac-denied x=y
 	check "denied: create a pod" refused run q -n rbac-denied --image=registry.k8s.io/pause:3.9
 	check "denied: read a pod (nothing GETs one object)" refused get pod p -n rbac-denied
+	k create -f - >/dev/null <<EOF
+apiVersion: scheduling.incubator.k8s.io/v1alpha1
+kind: PodGroup
+metadata: {name: pg, namespace: rbac-denied}
+spec: {minMember: 2}
+EOF
+	check "denied: change a PodGroup's spec (deploy/podgroup-policy.yaml)" \
+		patched 403 'never its spec' '{"spec":{"minMember":1}}'
+	check "denied: ... and the spec is as it was" \
+		test "$(k get podgroups.scheduling.incubator.k8s.io pg -n rbac-denied -o jsonpath='{.spec.minMember}')" = 2
+	check "allowed: annotate a PodGroup (what the estimate writes)" \
+		patched 200 '' '{"metadata":{"annotations":{"kube-batchd.io/x":"y"}}}'
 	# What it needs still works with the same credentials.
 	check "allowed: list pods" eval "ks get pods -n rbac-denied -o name >/dev/null"
 }
