@@ -83,10 +83,11 @@ typedef struct memo_item {
  * snapshot node change count `changes` (kb_snapshot.node_changes) or later.
  * `heap` orders the entries best first (higher score, then examined first),
  * when `ordered` (no score is NaN, which no order holds: then each choice is
- * a pass over the entries). pos[node] is the entry of node when
+ * a pass over the entries); built at the first reuse (`heaped`), since the
+ * entries of a task placed like no other are never reused. pos[node] is the entry of node when
  * v[pos[node]].node == node. Lives in the session arena. */
 struct kb_place_memo {
-	bool valid, ordered;
+	bool valid, ordered, heaped;
 	uint32_t task;
 	uint64_t epoch, changes;
 	uint32_t n, live, found, cap, call;
@@ -130,6 +131,7 @@ static void heap_down(memo_item *h, uint32_t n, uint32_t i)
 /* The heap afresh from the live entries: O(entries). */
 static void heap_build(struct kb_place_memo *m)
 {
+	m->heaped = true;
 	m->nheap = 0;
 	for (uint32_t i = 0; i < m->n; i++)
 		if (!m->v[i].dead)
@@ -187,7 +189,7 @@ static void memo_redo(kb_session *ssn, struct kb_place_memo *m, uint32_t i, cons
 	e->score = kb_node_score(ssn, task, n);
 	if (e->score != e->score)
 		m->ordered = false; /* NaN */
-	else if (m->ordered)
+	else if (m->ordered && m->heaped)
 		heap_push(m, i);
 }
 
@@ -220,6 +222,8 @@ static int32_t memo_best(kb_session *ssn, struct kb_place_memo *m, const kb_task
 {
 	const kb_snapshot *s = ssn->snap;
 	m->call++;
+	if (m->ordered && !m->heaped)
+		heap_build(m);
 	if (s->node_changes - m->changes <= KB_NODE_LOG && m->ordered) {
 		/* The changed entries, each once, in the order examined. */
 		uint32_t redo[KB_NODE_LOG], nredo = 0;
@@ -399,8 +403,7 @@ int32_t kb_best_node(kb_session *ssn, const kb_task *task, kb_fit_report *report
 		m->changes = s->node_changes;
 		m->found = found;
 		m->live = m->n;
-		if (m->ordered)
-			heap_build(m);
+		m->heaped = false;
 	}
 	if (report)
 		report->nnodes = s->nnodes;
