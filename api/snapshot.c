@@ -262,6 +262,7 @@ void kb_snapshot_node_add_task(kb_snapshot *s, uint32_t ni, uint32_t ti)
 	n->task_head = (int32_t)ti;
 	n->ntasks++;
 	n->gen++;
+	s->node_log[s->node_changes++ % KB_NODE_LOG] = ni;
 	future_account(s, n, -1);
 	node_account(n, t, t->status, +1);
 	future_account(s, n, +1);
@@ -286,6 +287,7 @@ void kb_snapshot_node_remove_task(kb_snapshot *s, uint32_t ni, uint32_t ti)
 	t->node_prev = t->node_next = -1;
 	n->ntasks--;
 	n->gen++;
+	s->node_log[s->node_changes++ % KB_NODE_LOG] = ni;
 	future_account(s, n, -1);
 	node_account(n, t, t->status, -1);
 	future_account(s, n, +1);

@@ -22,6 +22,9 @@
 #include "api/types.h"
 #include "base/arena.h"
 
+/* How many of the last node changes a snapshot names (node_log). */
+#define KB_NODE_LOG 8
+
 typedef struct kb_snapshot {
 	kb_arena arena;
 	kb_resnames resnames;
@@ -77,6 +80,13 @@ typedef struct kb_snapshot {
 	/* The undo journal (below): NULL until the first begin, then kept with
 	 * its buffers until kb_snapshot_release(); owned. */
 	struct kb_snapshot_journal *journal;
+	/* Every bump of a kb_node.gen, counted, and the nodes of the last
+	 * KB_NODE_LOG ones (node_log[i % KB_NODE_LOG] for the i-th): which
+	 * nodes changed since count c, while node_changes - c <= KB_NODE_LOG,
+	 * without a look at each node (scheduler/actions/placement.c). Only
+	 * differences matter; not restored by a rollback. */
+	uint64_t node_changes;
+	uint32_t node_log[KB_NODE_LOG];
 } kb_snapshot;
 
 /* Tasks of j that count toward minMember: Allocated, Binding, Bound,

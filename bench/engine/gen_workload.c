@@ -2,7 +2,7 @@
  * multi-document Kubernetes manifests (what `kubectl apply -f` and
  * `kube-batchd simulate -f` take).
  *
- *   gen-workload WORKLOAD [--scale F] [--seed N] [--out FILE]
+ *   gen-workload WORKLOAD [--scale F] [--seed N] [--out FILE] [--split-mb M]
  *                         [--nodes N] [--pods N] [--gpu-gang-frac F]
  *                         [--members same|mixed] [--racks N] [--affinity]
  *
@@ -13,7 +13,13 @@
  *              kube-batch PodGroup per gang, minMember = size), a quarter of
  *              the gangs asking 1-8 GPUs per member, four Queues (weights
  *              1:2:3:4), each PodGroup naming one of them;
- *   scale-15k  15,000 nodes (same 4:1 mix), 150,000 pods, the gang-5k mix.
+ *   scale-15k  15,000 nodes (same 4:1 mix), 150,000 pods, the gang-5k mix;
+ *   scale-50k  50,000 nodes (same 4:1 mix), 500,000 pods, the gang-5k mix
+ *              (issue 18: clusters of 65,000 nodes and more run in
+ *              production);
+ *   gang-1k    1,000 nodes (same 4:1 mix), 10,000 pods, the gang-5k mix:
+ *              with gang-5k, scale-15k and scale-50k, the points of bench/run's
+ *              plot of session time against cluster size.
  * --scale F multiplies the node and pod counts (at least 1 node, 2 pods);
  * --nodes / --pods set the counts outright (before --scale).
  *
@@ -33,6 +39,16 @@
  * about equal size (label topology.kubernetes.io/rack: rack-NNN; scaled
  * with the node count by --scale), and every PodGroup requires one rack
  * (annotation kube-batchd.io/topology-required): bench/run's rack-5k.
+ *
+ * --out FILE writes FILE instead of standard output, and prints the path
+ * of every file written, one per line. The manifest loader refuses a file
+ * over 64 MiB (base/yaml_doc.h), so past M MiB (--split-mb, default 48;
+ * 0: never) the output goes on in FILE.2.yaml, FILE.3.yaml, ... (FILE's
+ * ".yaml" is put after the number), each cut between two nodes or two gangs
+ * (a PodGroup stays in the file of its pods). Loaded in order (`-f` each,
+ * as printed), the parts are the same cluster as one file would be.
+ * Every other preset fits in one file (idle-5k150k, 42.5 MB, is the largest);
+ * scale-50k, about 147 MB, takes three.
  *
  * Deterministic: the output depends only on the arguments (own PRNG,
  * splitmix64; no time, no locale). Same seed, same bytes.
@@ -80,6 +96,8 @@ static const workload workloads[] = {
 	{"basic-5k", 5000, 50000, false},
 	{"gang-5k", 5000, 50000, true},
 	{"scale-15k", 15000, 150000, true},
+	{"scale-50k", 50000, 500000, true},
+	{"gang-1k", 1000, 10000, true},
 };
 
 #define NQUEUES 4
@@ -87,7 +105,8 @@ static const workload workloads[] = {
 
 static void usage(FILE *f)
 {
-	fputs("usage: gen-workload basic-5k|gang-5k|scale-15k [--scale F] [--seed N] [--out FILE]\n"
+	fputs("usage: gen-workload basic-5k|gang-5k|scale-15k|scale-50k|gang-1k\n"
+	      "                    [--scale F] [--seed N] [--out FILE]\n"
 	      "                    [--nodes N] [--pods N] [--gpu-gang-frac F] [--members same|mixed]\n"
 	      "                    [--racks N] [--affinity]\n",
 	      f);
@@ -109,6 +128,79 @@ static const char *rack_label(int64_t i, int64_t n, int64_t racks)
 
 static bool affinity; /* --affinity */
 
+/* Where the manifests go: standard output, or --out's file and its parts. */
+typedef struct sink {
+	FILE *f;
+	const char *path; /* NULL: standard output, never split */
+	long limit;	  /* bytes before the next part; 0: never */
+	int part;	  /* 1 for FILE itself */
+	char name[4096];  /* the current part's path */
+	char buf[1 << 20];
+} sink;
+
+/* The path of part `part` of `path` into s->name: the path itself for part
+ * 1, else "STEM.N.yaml" for "STEM.yaml" and "PATH.N" otherwise. */
+static int part_name(sink *s, int part)
+{
+	const char *p = s->path;
+	size_t len = strlen(p), ext = strlen(".yaml");
+	int n;
+	if (part == 1)
+		n = snprintf(s->name, sizeof(s->name), "%s", p);
+	else if (len > ext && strcmp(p + len - ext, ".yaml") == 0)
+		n = snprintf(s->name, sizeof(s->name), "%.*s.%d.yaml", (int)(len - ext), p, part);
+	else
+		n = snprintf(s->name, sizeof(s->name), "%s.%d", p, part);
+	if (n < 0 || (size_t)n >= sizeof(s->name)) {
+		fprintf(stderr, "gen-workload: --out: path too long\n");
+		return -1;
+	}
+	return 0;
+}
+
+/* Flushes and closes the current file; 0, or -1 with a message. */
+static int sink_close(sink *s)
+{
+	const char *name = s->path ? s->name : "stdout";
+	if (fflush(s->f) != 0 || ferror(s->f) || (s->path && fclose(s->f) != 0)) {
+		fprintf(stderr, "gen-workload: %s: write failed: %s\n", name, strerror(errno));
+		return -1;
+	}
+	if (s->path)
+		printf("%s\n", s->name);
+	s->f = NULL;
+	return 0;
+}
+
+/* Opens part `part` (standard output when there is no path); 0, or -1 with
+ * a message. */
+static int sink_open(sink *s, int part)
+{
+	s->part = part;
+	if (!s->path)
+		s->f = stdout;
+	else if (part_name(s, part) < 0)
+		return -1;
+	else if (!(s->f = fopen(s->name, "w"))) {
+		fprintf(stderr, "gen-workload: %s: %s\n", s->name, strerror(errno));
+		return -1;
+	}
+	setvbuf(s->f, s->buf, _IOFBF, sizeof(s->buf));
+	return 0;
+}
+
+/* At a document boundary: past the limit, closes this part and opens the
+ * next. 0, or -1 with a message. */
+static int sink_boundary(sink *s)
+{
+	if (!s->path || s->limit <= 0 || ftell(s->f) < s->limit)
+		return 0;
+	if (sink_close(s) < 0 || sink_open(s, s->part + 1) < 0)
+		return -1;
+	fprintf(s->f, "# part %d of %s\n", s->part, s->path);
+	return 0;
+}
+
 /* The labels of node `name` (number i): its pool, with --affinity its
  * hostname and zone, then `more` (", key: value" pairs, or ""). */
 static void node_labels(FILE *out, const char *pool, const char *prefix, int64_t i,
@@ -123,7 +215,7 @@ static void node_labels(FILE *out, const char *pool, const char *prefix, int64_t
 	fprintf(out, "%s}", more);
 }
 
-static void write_nodes(FILE *out, int64_t n, int64_t racks)
+static int write_nodes(sink *s, int64_t n, int64_t racks)
 {
 	/* 4 of 5 nodes are 64-cpu, 1 of 5 the 96-cpu GPU nodes (at least one of
 	 * each kind when there are two or more nodes). */
@@ -132,6 +224,9 @@ static void write_nodes(FILE *out, int64_t n, int64_t racks)
 		ngpu = 1;
 	int64_t ncpu = n - ngpu;
 	for (int64_t i = 0; i < ncpu; i++) {
+		if (sink_boundary(s) < 0)
+			return -1;
+		FILE *out = s->f;
 		fprintf(out, "---\napiVersion: v1\nkind: Node\nmetadata: {name: cpu-%06" PRId64
 			     ", labels: ",
 			i);
@@ -139,6 +234,9 @@ static void write_nodes(FILE *out, int64_t n, int64_t racks)
 		fputs("}\nstatus: {allocatable: {cpu: \"64\", memory: 256Gi, pods: \"110\"}}\n", out);
 	}
 	for (int64_t i = 0; i < ngpu; i++) {
+		if (sink_boundary(s) < 0)
+			return -1;
+		FILE *out = s->f;
 		fprintf(out, "---\napiVersion: v1\nkind: Node\nmetadata: {name: gpu-%06" PRId64
 			     ", labels: ",
 			i);
@@ -147,6 +245,7 @@ static void write_nodes(FILE *out, int64_t n, int64_t racks)
 		      "pods: \"110\"}}\n",
 		      out);
 	}
+	return 0;
 }
 
 typedef struct pod_shape {
@@ -201,7 +300,7 @@ int main(int argc, char **argv)
 	double scale = 1.0, gpu_frac = 0.25;
 	uint64_t seed = 1;
 	const char *outpath = NULL;
-	int64_t nodes = -1, pods = -1, racks = 0;
+	int64_t nodes = -1, pods = -1, racks = 0, split_mb = 48;
 	bool mixed = false;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -242,6 +341,8 @@ int main(int argc, char **argv)
 			pods = strtoll(v, &end, 10);
 		else if (strcmp(a, "--racks") == 0)
 			racks = strtoll(v, &end, 10);
+		else if (strcmp(a, "--split-mb") == 0)
+			split_mb = strtoll(v, &end, 10);
 		else if (strcmp(a, "--members") == 0) {
 			if (strcmp(v, "same") != 0 && strcmp(v, "mixed") != 0) {
 				fprintf(stderr, "gen-workload: --members: expected same or mixed, got \"%s\"\n", v);
@@ -266,8 +367,9 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if (scale <= 0 || gpu_frac < 0 || gpu_frac > 1) {
-		fprintf(stderr, "gen-workload: --scale must be > 0, --gpu-gang-frac in [0, 1]\n");
+	if (scale <= 0 || gpu_frac < 0 || gpu_frac > 1 || split_mb < 0 || split_mb > 1024) {
+		fprintf(stderr, "gen-workload: --scale must be > 0, --gpu-gang-frac in [0, 1], "
+				"--split-mb in [0, 1024]\n");
 		return 2;
 	}
 	if (nodes < 0)
@@ -286,30 +388,31 @@ int main(int argc, char **argv)
 			racks = 1;
 	}
 
-	FILE *out = stdout;
-	if (outpath && !(out = fopen(outpath, "w"))) {
-		fprintf(stderr, "gen-workload: %s: %s\n", outpath, strerror(errno));
+	static sink snk;
+	snk.path = outpath;
+	snk.limit = (long)split_mb << 20;
+	if (sink_open(&snk, 1) < 0)
 		return 1;
-	}
-	static char buf[1 << 20];
-	setvbuf(out, buf, _IOFBF, sizeof(buf));
 
 	rng r = {seed ^ 0x6b7562652d626174ULL};
-	fprintf(out,
+	fprintf(snk.f,
 		"# kube-batchd benchmark workload %s: %" PRId64 " nodes, %" PRId64
 		" pods, seed %" PRIu64 ", scale %g\n",
 		w->name, nodes, pods, seed, scale);
-	write_nodes(out, nodes, racks);
+	if (write_nodes(&snk, nodes, racks) < 0)
+		return 1;
 
 	char name[64], group[32];
 	if (!w->gangs) {
 		for (int64_t i = 0; i < pods; i++) {
+			if (sink_boundary(&snk) < 0)
+				return 1;
 			snprintf(name, sizeof(name), "pod-%07" PRId64, i);
-			write_pod(out, name, NULL, draw_shape(&r, 0), false);
+			write_pod(snk.f, name, NULL, draw_shape(&r, 0), false);
 		}
 	} else {
 		for (int q = 1; q <= NQUEUES; q++)
-			fprintf(out,
+			fprintf(snk.f,
 				"---\napiVersion: scheduling.incubator.k8s.io/v1alpha1\nkind: Queue\n"
 				"metadata: {name: q%d}\nspec: {weight: %d}\n",
 				q, q);
@@ -324,6 +427,9 @@ int main(int argc, char **argv)
 			int gpus = gpu ? (int)rng_range(&r, 1, 8) : 0;
 			int queue = (int)rng_range(&r, 1, NQUEUES);
 			snprintf(group, sizeof(group), "pg-%06" PRId64, g);
+			if (sink_boundary(&snk) < 0)
+				return 1;
+			FILE *out = snk.f;
 			fprintf(out,
 				"---\napiVersion: scheduling.incubator.k8s.io/v1alpha1\nkind: PodGroup\n"
 				"metadata: {name: %s, namespace: " NAMESPACE "%s}\n"
@@ -343,10 +449,5 @@ int main(int argc, char **argv)
 			left -= size;
 		}
 	}
-	if (fflush(out) != 0 || ferror(out) || (out != stdout && fclose(out) != 0)) {
-		fprintf(stderr, "gen-workload: %s: write failed: %s\n", outpath ? outpath : "stdout",
-			strerror(errno));
-		return 1;
-	}
-	return 0;
+	return sink_close(&snk) < 0 ? 1 : 0;
 }

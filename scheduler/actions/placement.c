@@ -58,22 +58,43 @@ static uint32_t feasible_to_find(kb_session *ssn)
 /* ---- reuse between tasks placed the same way ----------------------------------- */
 
 /* One feasible node of the last search: its score, and its generation when
- * predicate and score were last worked out. */
+ * predicate and score were last worked out; `ver` counts those workings
+ * out (heap items name the one they carry), `redone` is the memo's call
+ * that last did; `dead` once it no longer fit. */
 typedef struct memo_entry {
 	uint32_t node;
 	uint32_t gen;
+	uint32_t ver;
+	uint32_t redone;
+	bool dead;
 	double score;
 } memo_entry;
 
+/* A heap item: entry `idx` with the score of its version `ver` (stale once
+ * the entry moved on or died: skipped when it comes to the top). */
+typedef struct memo_item {
+	double score;
+	uint32_t idx, ver;
+} memo_item;
+
 /* The feasible nodes of the last full search, in the order examined. Valid
  * for tasks placed like s->tasks[task] (same job, request and spec) while
- * ssn->placement_epoch stays `epoch`. Lives in the session arena. */
+ * ssn->placement_epoch stays `epoch`. Every live entry was worked out at
+ * snapshot node change count `changes` (kb_snapshot.node_changes) or later.
+ * `heap` orders the entries best first (higher score, then examined first),
+ * when `ordered` (no score is NaN, which no order holds: then each choice is
+ * a pass over the entries); built at the first reuse (`heaped`), since the
+ * entries of a task placed like no other are never reused. pos[node] is the entry of node when
+ * v[pos[node]].node == node. Lives in the session arena. */
 struct kb_place_memo {
-	bool valid;
+	bool valid, ordered, heaped;
 	uint32_t task;
-	uint64_t epoch;
-	uint32_t n, found, cap;
+	uint64_t epoch, changes;
+	uint32_t n, live, found, cap, call;
 	memo_entry *v;
+	memo_item *heap;
+	uint32_t nheap, heap_cap;
+	uint32_t *pos;
 };
 
 bool kb_task_placed_alike(const kb_task *a, const kb_task *b)
@@ -84,42 +105,155 @@ bool kb_task_placed_alike(const kb_task *a, const kb_task *b)
 	       kb_pod_spec_same_placement(a->spec, b->spec);
 }
 
+/* Whether item a goes before b: higher score, then examined first. */
+static bool item_before(const memo_item *a, const memo_item *b)
+{
+	return a->score > b->score || (a->score == b->score && a->idx < b->idx);
+}
+
+static void heap_down(memo_item *h, uint32_t n, uint32_t i)
+{
+	for (;;) {
+		uint32_t l = 2 * i + 1, top = i;
+		if (l < n && item_before(&h[l], &h[top]))
+			top = l;
+		if (l + 1 < n && item_before(&h[l + 1], &h[top]))
+			top = l + 1;
+		if (top == i)
+			return;
+		memo_item t = h[i];
+		h[i] = h[top];
+		h[top] = t;
+		i = top;
+	}
+}
+
+/* The heap afresh from the live entries: O(entries). */
+static void heap_build(struct kb_place_memo *m)
+{
+	m->heaped = true;
+	m->nheap = 0;
+	for (uint32_t i = 0; i < m->n; i++)
+		if (!m->v[i].dead)
+			m->heap[m->nheap++] = (memo_item){m->v[i].score, i, m->v[i].ver};
+	for (uint32_t i = m->nheap / 2; i-- > 0;)
+		heap_down(m->heap, m->nheap, i);
+}
+
+/* Entry i's new version into the heap (rebuilt when full). O(log entries). */
+static void heap_push(struct kb_place_memo *m, uint32_t i)
+{
+	if (m->nheap == m->heap_cap) {
+		heap_build(m);
+		return;
+	}
+	uint32_t k = m->nheap++;
+	m->heap[k] = (memo_item){m->v[i].score, i, m->v[i].ver};
+	while (k > 0 && item_before(&m->heap[k], &m->heap[(k - 1) / 2])) {
+		memo_item t = m->heap[k];
+		m->heap[k] = m->heap[(k - 1) / 2];
+		m->heap[(k - 1) / 2] = t;
+		k = (k - 1) / 2;
+	}
+}
+
+/* The best live entry (stale items dropped from the top), or -1. */
+static int32_t heap_best(struct kb_place_memo *m)
+{
+	while (m->nheap > 0) {
+		const memo_item *t = &m->heap[0];
+		const memo_entry *e = &m->v[t->idx];
+		if (!e->dead && e->ver == t->ver)
+			return (int32_t)t->idx;
+		m->heap[0] = m->heap[--m->nheap];
+		heap_down(m->heap, m->nheap, 0);
+	}
+	return -1;
+}
+
+/* Works entry i out again for task: dropped when it no longer fits, else
+ * its score and generation anew. */
+static void memo_redo(kb_session *ssn, struct kb_place_memo *m, uint32_t i, const kb_task *task)
+{
+	memo_entry *e = &m->v[i];
+	const kb_node *n = &ssn->snap->nodes[e->node];
+	const char *why = NULL;
+	e->ver++;
+	e->redone = m->call;
+	if (kb_predicate(ssn, task, n, &why) != KB_FIT_OK) {
+		e->dead = true;
+		m->live--;
+		return;
+	}
+	e->gen = n->gen;
+	e->score = kb_node_score(ssn, task, n);
+	if (e->score != e->score)
+		m->ordered = false; /* NaN */
+	else if (m->ordered && m->heaped)
+		heap_push(m, i);
+}
+
+/* The first live entry of the highest score (a pass), or -1. */
+static int32_t memo_pass(const struct kb_place_memo *m)
+{
+	int32_t best = -1;
+	double best_score = 0;
+	for (uint32_t i = 0; i < m->n; i++) {
+		const memo_entry *e = &m->v[i];
+		if (!e->dead && (best < 0 || e->score > best_score)) {
+			best = (int32_t)i;
+			best_score = e->score;
+		}
+	}
+	return best;
+}
+
 /* The best node among the memo's entries for task, working out again the
  * nodes that changed and dropping those that no longer fit; -1 when the memo
  * has thinned out to under half of what the search found (a new search then
- * looks further). Ties go to the node examined first, as in a search. */
+ * looks further). Ties go to the node examined first, as in a search.
+ * *ret_checked: whether that node was worked out in this call.
+ * A node changed when its kb_node.gen moved. When at most KB_NODE_LOG nodes
+ * changed since the entries were worked out, the snapshot's log names them
+ * and the heap gives the best: O(KB_NODE_LOG log entries) for a gang's next
+ * member rather than a pass over the entries, for the same choice. */
 static int32_t memo_best(kb_session *ssn, struct kb_place_memo *m, const kb_task *task,
 			 bool *ret_checked)
 {
 	const kb_snapshot *s = ssn->snap;
-	int32_t best = -1;
-	double best_score = 0;
-	bool best_checked = false;
-	uint32_t kept = 0;
-	for (uint32_t i = 0; i < m->n; i++) {
-		memo_entry e = m->v[i];
-		const kb_node *n = &s->nodes[e.node];
-		bool checked = false;
-		if (n->gen != e.gen) {
-			const char *why = NULL;
-			if (kb_predicate(ssn, task, n, &why) != KB_FIT_OK)
+	m->call++;
+	if (m->ordered && !m->heaped)
+		heap_build(m);
+	if (s->node_changes - m->changes <= KB_NODE_LOG && m->ordered) {
+		/* The changed entries, each once, in the order examined. */
+		uint32_t redo[KB_NODE_LOG], nredo = 0;
+		for (uint64_t c = m->changes; c < s->node_changes; c++) {
+			uint32_t node = s->node_log[c % KB_NODE_LOG], i = m->pos[node], k = nredo;
+			if (i >= m->n || m->v[i].node != node || m->v[i].dead)
 				continue;
-			e.gen = n->gen;
-			e.score = kb_node_score(ssn, task, n);
-			checked = true;
+			while (k > 0 && redo[k - 1] > i)
+				k--;
+			if (k > 0 && redo[k - 1] == i)
+				continue;
+			memmove(redo + k + 1, redo + k, (nredo - k) * sizeof(redo[0]));
+			redo[k] = i;
+			nredo++;
 		}
-		m->v[kept++] = e;
-		if (best < 0 || e.score > best_score) {
-			best = (int32_t)e.node;
-			best_score = e.score;
-			best_checked = checked;
-		}
+		for (uint32_t k = 0; k < nredo; k++)
+			memo_redo(ssn, m, redo[k], task);
+	} else {
+		for (uint32_t i = 0; i < m->n; i++)
+			if (!m->v[i].dead && s->nodes[m->v[i].node].gen != m->v[i].gen)
+				memo_redo(ssn, m, i, task);
+		if (m->ordered)
+			heap_build(m);
 	}
-	m->n = kept;
-	if (kept * 2 < m->found)
+	m->changes = s->node_changes;
+	int32_t best = m->ordered ? heap_best(m) : memo_pass(m);
+	if (best < 0 || m->live * 2 < m->found)
 		return -1;
-	*ret_checked = best_checked;
-	return best;
+	*ret_checked = m->v[best].redone == m->call;
+	return (int32_t)m->v[best].node;
 }
 
 static struct kb_place_memo *memo_get(kb_session *ssn, uint32_t cap)
@@ -127,13 +261,19 @@ static struct kb_place_memo *memo_get(kb_session *ssn, uint32_t cap)
 	struct kb_place_memo *m = ssn->place_memo;
 	if (m && m->cap >= cap)
 		return m;
+	uint32_t nnodes = ssn->snap->nnodes ? ssn->snap->nnodes : 1;
 	m = kb_arena_alloc(&ssn->arena, sizeof(*m));
 	memo_entry *v = m ? kb_arena_alloc(&ssn->arena, (size_t)cap * sizeof(*v)) : NULL;
-	if (!v)
+	memo_item *heap = v ? kb_arena_alloc(&ssn->arena, (size_t)cap * 2 * sizeof(*heap)) : NULL;
+	uint32_t *pos = heap ? kb_arena_calloc(&ssn->arena, nnodes, sizeof(*pos)) : NULL;
+	if (!pos)
 		return NULL; /* no memory: every search is a full one */
 	memset(m, 0, sizeof(*m));
 	m->v = v;
 	m->cap = cap;
+	m->heap = heap;
+	m->heap_cap = cap * 2;
+	m->pos = pos;
 	ssn->place_memo = m;
 	return m;
 }
@@ -229,6 +369,7 @@ int32_t kb_best_node(kb_session *ssn, const kb_task *task, kb_fit_report *report
 	m = task->job >= 0 ? memo_get(ssn, want) : NULL;
 	if (m) {
 		m->valid = false;
+		m->ordered = true;
 		m->n = 0;
 	}
 	uint32_t start = s->nnodes ? ssn->next_node % s->nnodes : 0;
@@ -244,8 +385,12 @@ int32_t kb_best_node(kb_session *ssn, const kb_task *task, kb_fit_report *report
 		}
 		found++;
 		double score = kb_node_score(ssn, task, n);
-		if (m)
+		if (m) {
+			m->pos[i] = m->n;
 			m->v[m->n++] = (memo_entry){.node = i, .gen = n->gen, .score = score};
+			if (score != score)
+				m->ordered = false; /* NaN */
+		}
 		if (best < 0 || score > best_score) {
 			best = (int32_t)i;
 			best_score = score;
@@ -255,7 +400,10 @@ int32_t kb_best_node(kb_session *ssn, const kb_task *task, kb_fit_report *report
 		m->valid = true;
 		m->task = (uint32_t)(task - s->tasks);
 		m->epoch = ssn->placement_epoch;
+		m->changes = s->node_changes;
 		m->found = found;
+		m->live = m->n;
+		m->heaped = false;
 	}
 	if (report)
 		report->nnodes = s->nnodes;

@@ -21,8 +21,11 @@
  * left them) and checking the chosen node in full. A new search runs when
  * the remembered nodes thin out to under half, when a plugin reports a
  * change (kb_session_placement_changed), or for a task placed differently.
- * Then a member costs O(remembered nodes) comparisons plus the predicates of
- * the nodes that changed, instead of O(nodes x predicates).
+ * Then a member costs the predicates of the nodes that changed plus, when
+ * at most KB_NODE_LOG nodes changed since the last member (the snapshot's
+ * node_log names them), O(log remembered nodes) to take the best from a
+ * heap ordered as the search chooses, else O(remembered nodes) comparisons;
+ * instead of O(nodes x predicates).
  */
 #ifndef KB_SCHEDULER_ACTIONS_PLACEMENT_H
 #define KB_SCHEDULER_ACTIONS_PLACEMENT_H
