@@ -9,7 +9,8 @@
  *             [--gang-interval-ms MS] [--schedule-period-ms MS] [--daemon-qps Q]
  *             [--daemon-burst B] [--daemon-v N] [--scheduler-conf F]
  *             [--timeout S] [--seed N] [--cleanup] [--phases raw,sched,raw2,lat]
- *             [--bound-pods N]
+ *             [--bound-pods N] [--peer BINARY [--peer-arg ARG]... [--peer-name NAME]]
+ *             [--scheduler-name NAME] [--group-kind none|kube-batch|k8s]
  *
  * One process, one run, four phases, all against the same cluster:
  *
@@ -37,8 +38,10 @@
  * the scheduler's kubeconfig. Until every pod is bound: binds per 1 s window
  * from the first bind; sched_binds_per_sec = bound / (last bind - first
  * bind); p50/p99 over the full windows (the last, partial one is left out
- * unless it is the only one). sched_gang_spread_*: how long gangs stayed
- * partly bound (last member bound - first member bound).
+ * unless it is the only one). sched_first_bind_ms and sched_all_bound_ms:
+ * the first and the last bind after the daemon's start.
+ * sched_gang_spread_*: how long gangs stayed partly bound (last member
+ * bound - first member bound).
  *
  * Raw again ("raw2"), after the burst: phase 1 once more, with the daemon
  * stopped first (it would watch these pods too), in namespace e2e-raw2-RUN
@@ -54,6 +57,26 @@
  * PodGroup's create has answered) until --latency-pods pods. create_to_bound
  * = bound - the time the pod's create was sent; gang_complete = last member
  * bound - the time the PodGroup's create was sent.
+ *
+ * Another scheduler in phase 2 (--peer; bench/run --peers): BINARY is
+ * started with the --peer-arg arguments as given (its own kubeconfig and
+ * configuration among them; log DIR/scheduler.log) instead of kube-batchd,
+ * and the same figures are taken (first bind and all bound from its start,
+ * binds/s, gang spread, ratio to raw; its peak RSS). It has no /healthz or
+ * /metrics the driver knows, so sched_synced_ms and the daemon's request
+ * counts are not measured; it runs phases raw, sched, raw2 only. Told to
+ * stop, it must exit by itself; its status is logged, not checked
+ * (kube-scheduler without leader election always exits 1). The phase 2 and
+ * 3 pods carry --scheduler-name (default kube-batchd) and, per
+ * --group-kind, their gang as a kube-batch PodGroup (annotation
+ * scheduling.k8s.io/group-name; the default), a scheduling.k8s.io/v1beta1
+ * PodGroup (schedulingPolicy.gang.minCount; the pod's
+ * spec.schedulingGroup.podGroupName; Kubernetes v1.37 with GenericWorkload,
+ * the form of kube-scheduler's own gang benchmark, without a Workload), or
+ * none (plain pods: the gangs exist only in the driver's accounting, and
+ * their spread is how long such a group stays partly bound without a gang
+ * scheduler). e2e.json gets peer (0/1) and group_kind (0 none, 1
+ * kube-batch, 2 k8s).
  *
  * --phases runs a subset, always in the order above (phase 3 without phase
  * 2 starts the daemon itself); bench/run runs "lat" alone once, then
@@ -120,6 +143,8 @@
 #define MAX_LEVELS    8
 #define DAEMON_STOP_S 15.0
 #define SETTLE_PERIODS 2 /* periods waited before reading /metrics */
+#define MAX_PEER_ARGS 32
+#define K8S_PG_API    "/apis/scheduling.k8s.io/v1beta1"
 
 /* ---- options -------------------------------------------------------------------- */
 
@@ -145,7 +170,23 @@ typedef struct e2e_opts {
 	uint64_t seed;
 	bool cleanup;
 	unsigned phases; /* bit k: run phase k (--phases; default all) */
+	/* Another scheduler in phase 2 (--peer): its binary and arguments,
+	 * started as given; NULL: kube-batchd (--daemon). */
+	const char *peer;
+	const char *peer_args[MAX_PEER_ARGS];
+	int npeer_args;
+	const char *peer_name;      /* --peer-name, for messages */
+	const char *scheduler_name; /* --scheduler-name: the phase 2 and 3 pods' schedulerName */
+	int group_kind;             /* --group-kind: GROUP_* */
 } e2e_opts;
+
+/* The gang object of phase 2 and 3 pods (--group-kind): none (plain pods,
+ * the gangs exist only in the driver's accounting), kube-batch's PodGroup
+ * (annotation scheduling.k8s.io/group-name), or Kubernetes' own
+ * scheduling.k8s.io/v1beta1 PodGroup (gang minCount; the pod's
+ * spec.schedulingGroup.podGroupName; v1.37 with GenericWorkload). */
+enum { GROUP_NONE, GROUP_KUBE_BATCH, GROUP_K8S };
+static const char *const GROUP_KIND[] = {"none", "kube-batch", "k8s"};
 
 /* ---- the run's state ------------------------------------------------------------ */
 
@@ -536,34 +577,55 @@ static size_t gang_of(const phase *ph, size_t i)
 	return lo;
 }
 
-/* Pod i of phase k: phase 1's has no group and nobody's schedulerName. */
+/* Pod i of phase k: phase 1's has no group and nobody's schedulerName;
+ * the others --scheduler-name and their gang as --group-kind says. */
 static int pod_body(const bench *b, int k, size_t i, char *buf, size_t cap)
 {
 	const phase *ph = &b->ph[k];
-	char group[96] = "";
-	if (!is_raw(k))
+	char group[96] = "", spec_group[96] = "";
+	if (!is_raw(k) && b->o->group_kind == GROUP_KUBE_BATCH)
 		snprintf(group, sizeof(group),
 			 ",\"annotations\":{\"scheduling.k8s.io/group-name\":\"g%zu\"}",
 			 gang_of(ph, i));
+	else if (!is_raw(k) && b->o->group_kind == GROUP_K8S)
+		snprintf(spec_group, sizeof(spec_group), "\"schedulingGroup\":{\"podGroupName\":\"g%zu\"},",
+			 gang_of(ph, i));
 	int n = snprintf(buf, cap,
 			 "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p%zu\","
-			 "\"namespace\":\"%s\",\"labels\":{\"%s\":\"%s\"}%s},\"spec\":{"
+			 "\"namespace\":\"%s\",\"labels\":{\"%s\":\"%s\"}%s},\"spec\":{%s"
 			 "\"schedulerName\":\"%s\",\"terminationGracePeriodSeconds\":0,"
 			 "\"containers\":[{\"name\":\"c\",\"image\":\"registry.k8s.io/pause:3.9\","
 			 "\"resources\":{\"requests\":{\"cpu\":\"10m\",\"memory\":\"16Mi\"}}}]}}",
-			 i, ph->ns, is_raw(k) ? LABEL_RAW : LABEL_WATCHED, b->run, group,
-			 is_raw(k) ? NOBODY : "kube-batchd");
+			 i, ph->ns, is_raw(k) ? LABEL_RAW : LABEL_WATCHED, b->run, group, spec_group,
+			 is_raw(k) ? NOBODY : b->o->scheduler_name);
 	return FIT(n, cap);
+}
+
+/* The PodGroups' collection path in namespace ns (--group-kind kube-batch
+ * or k8s). */
+static void podgroups_path(const bench *b, const char *ns, char *buf, size_t cap)
+{
+	snprintf(buf, cap, "%s/namespaces/%.63s/podgroups",
+		 b->o->group_kind == GROUP_K8S ? K8S_PG_API : PG_API, ns);
 }
 
 static int podgroup_body(const bench *b, int k, size_t g, char *buf, size_t cap)
 {
 	const phase *ph = &b->ph[k];
-	int n = snprintf(buf, cap,
-			 "{\"apiVersion\":\"scheduling.incubator.k8s.io/v1alpha1\",\"kind\":"
-			 "\"PodGroup\",\"metadata\":{\"name\":\"g%zu\",\"namespace\":\"%s\"},"
-			 "\"spec\":{\"minMember\":%zu}}",
-			 g, ph->ns, ph->gang_first[g + 1] - ph->gang_first[g]);
+	size_t members = ph->gang_first[g + 1] - ph->gang_first[g];
+	int n;
+	if (b->o->group_kind == GROUP_K8S)
+		n = snprintf(buf, cap,
+			     "{\"apiVersion\":\"scheduling.k8s.io/v1beta1\",\"kind\":\"PodGroup\","
+			     "\"metadata\":{\"name\":\"g%zu\",\"namespace\":\"%s\"},\"spec\":{"
+			     "\"schedulingPolicy\":{\"gang\":{\"minCount\":%zu}}}}",
+			     g, ph->ns, members);
+	else
+		n = snprintf(buf, cap,
+			     "{\"apiVersion\":\"scheduling.incubator.k8s.io/v1alpha1\",\"kind\":"
+			     "\"PodGroup\",\"metadata\":{\"name\":\"g%zu\",\"namespace\":\"%s\"},"
+			     "\"spec\":{\"minMember\":%zu}}",
+			     g, ph->ns, members);
 	return FIT(n, cap);
 }
 
@@ -590,7 +652,7 @@ static int build_podgroup_create(pump *p, size_t g, pump_req *r)
 	phase *ph = &p->b->ph[pp->k];
 	r->method = "POST";
 	r->has_body = true;
-	snprintf(r->path, sizeof(r->path), PG_API "/namespaces/%s/podgroups", ph->ns);
+	podgroups_path(p->b, ph->ns, r->path, sizeof(r->path));
 	snprintf(r->what, sizeof(r->what), "PodGroup \"%s/g%zu\"", ph->ns, g);
 	return podgroup_body(p->b, pp->k, g, r->body, sizeof(r->body));
 }
@@ -857,6 +919,8 @@ static int wait_pods(bench *b, int k, bool bound, double seconds)
 
 /* ---- the daemon ------------------------------------------------------------------------- */
 
+static int sched_spawn(bench *b, const char *path, const char *const *argv);
+
 /* A free TCP port on 127.0.0.1 (the kernel's pick), or -1. */
 static int free_port(void)
 {
@@ -873,6 +937,12 @@ static int free_port(void)
 	return port;
 }
 
+/* The scheduler phase 2 runs, for messages: kube-batchd or --peer-name. */
+static const char *sched_label(const bench *b)
+{
+	return b->o->peer ? b->o->peer_name : "kube-batchd";
+}
+
 static void daemon_exit_cb(struct ev_loop *loop, ev_child *w, int revents)
 {
 	bench *b = w->data;
@@ -880,18 +950,29 @@ static void daemon_exit_cb(struct ev_loop *loop, ev_child *w, int revents)
 	b->daemon_exited = true;
 	b->daemon_status = w->rstatus;
 	if (!b->daemon_stopping)
-		fail(b, "kube-batchd (pid %d) exited during the run (%s %d); its log: %s",
+		fail(b, "%s (pid %d) exited during the run (%s %d); its log: %s", sched_label(b),
 		     (int)b->daemon_pid, WIFSIGNALED(w->rstatus) ? "signal" : "status",
 		     WIFSIGNALED(w->rstatus) ? WTERMSIG(w->rstatus) : WEXITSTATUS(w->rstatus),
 		     b->daemon_log);
 }
 
 /* Starts kube-batchd with the scheduler's kubeconfig, its output to
- * OUT/daemon.log. Returns 0 or -1 with the run failed. */
+ * OUT/daemon.log; or, with --peer, that binary with its --peer-arg
+ * arguments as given, its output to OUT/scheduler.log. Returns 0 or -1
+ * with the run failed. */
 static int daemon_start(bench *b)
 {
 	const e2e_opts *o = b->o;
 	char listen[64], period[32], qps[32], burst[32], v[16];
+	const char *argv[MAX_PEER_ARGS + 20] = {0};
+	const char *path = o->peer ? o->peer : o->daemon;
+	if (o->peer) {
+		argv[0] = o->peer;
+		for (int i = 0; i < o->npeer_args; i++)
+			argv[i + 1] = o->peer_args[i];
+		argv[o->npeer_args + 1] = NULL;
+		return sched_spawn(b, path, argv);
+	}
 	b->port = free_port();
 	if (b->port < 0) {
 		fail(b, "no free TCP port on 127.0.0.1 for the daemon: %s", strerror(errno));
@@ -903,9 +984,10 @@ static int daemon_start(bench *b)
 	snprintf(qps, sizeof(qps), "%g", o->daemon_qps);
 	snprintf(burst, sizeof(burst), "%d", o->daemon_burst);
 	snprintf(v, sizeof(v), "%d", o->daemon_v);
-	const char *argv[20] = {o->daemon, "--kubeconfig", o->sched_kubeconfig, "--listen-address",
-				listen, "--schedule-period", period, "-v", v};
+	const char *fixed[] = {o->daemon, "--kubeconfig", o->sched_kubeconfig, "--listen-address",
+			       listen, "--schedule-period", period, "-v", v};
 	int n = 9;
+	memcpy(argv, fixed, sizeof(fixed));
 	if (o->daemon_qps > 0) {
 		argv[n++] = "--kube-api-qps";
 		argv[n++] = qps;
@@ -917,6 +999,24 @@ static int daemon_start(bench *b)
 		argv[n++] = o->daemon_conf;
 	}
 	argv[n] = NULL;
+	if (sched_spawn(b, path, argv) < 0)
+		return -1;
+	kb_info("started kube-batchd (pid %d): %s --kubeconfig %s --listen-address %s "
+		"--schedule-period %s%s%s%s%s -v %s%s%s; log %s",
+		(int)b->daemon_pid, o->daemon, o->sched_kubeconfig, listen, period,
+		o->daemon_qps > 0 ? " --kube-api-qps " : " (default client limits)",
+		o->daemon_qps > 0 ? qps : "", o->daemon_qps > 0 ? " --kube-api-burst " : "",
+		o->daemon_qps > 0 ? burst : "", v,
+		o->daemon_conf ? " --scheduler-conf " : "", o->daemon_conf ? o->daemon_conf : "",
+		b->daemon_log);
+	return 0;
+}
+
+/* Forks and execs path with argv (NULL-terminated), its output to
+ * b->daemon_log, and watches it (daemon_exit_cb). Returns 0 or -1 with the
+ * run failed. */
+static int sched_spawn(bench *b, const char *path, const char *const *argv)
+{
 	int fd = open(b->daemon_log,
 		      O_WRONLY | O_CREAT | O_CLOEXEC | (b->daemon_lives ? O_APPEND : O_TRUNC), 0644);
 	if (fd < 0) {
@@ -928,7 +1028,7 @@ static int daemon_start(bench *b)
 	pid_t pid = fork();
 	if (pid < 0) {
 		close(fd);
-		fail(b, "fork for \"%s\": %s", o->daemon, strerror(errno));
+		fail(b, "fork for \"%s\": %s", path, strerror(errno));
 		return -1;
 	}
 	if (pid == 0) {
@@ -940,8 +1040,8 @@ static int daemon_start(bench *b)
 			_exit(1);
 		dup2(fd, STDOUT_FILENO);
 		dup2(fd, STDERR_FILENO);
-		execv(o->daemon, (char *const *)argv);
-		dprintf(STDERR_FILENO, "bench-e2e: exec \"%s\": %s\n", o->daemon, strerror(errno));
+		execv(path, (char *const *)argv);
+		dprintf(STDERR_FILENO, "bench-e2e: exec \"%s\": %s\n", path, strerror(errno));
 		_exit(127);
 	}
 	close(fd);
@@ -951,14 +1051,16 @@ static int daemon_start(bench *b)
 	ev_child_init(&b->daemon_child, daemon_exit_cb, pid, 0);
 	b->daemon_child.data = b;
 	ev_child_start(b->loop, &b->daemon_child);
-	kb_info("started kube-batchd (pid %d): %s --kubeconfig %s --listen-address %s "
-		"--schedule-period %s%s%s%s%s -v %s%s%s; log %s",
-		(int)pid, o->daemon, o->sched_kubeconfig, listen, period,
-		o->daemon_qps > 0 ? " --kube-api-qps " : " (default client limits)",
-		o->daemon_qps > 0 ? qps : "", o->daemon_qps > 0 ? " --kube-api-burst " : "",
-		o->daemon_qps > 0 ? burst : "", v,
-		o->daemon_conf ? " --scheduler-conf " : "", o->daemon_conf ? o->daemon_conf : "",
-		b->daemon_log);
+	if (b->o->peer) {
+		char cmd[2048];
+		size_t used = 0;
+		for (int i = 0; argv[i] && used < sizeof(cmd); i++) {
+			int w = snprintf(cmd + used, sizeof(cmd) - used, "%s%s", i ? " " : "", argv[i]);
+			used += w > 0 ? (size_t)w : 0;
+		}
+		kb_info("started %s (pid %d): %s; log %s", b->o->peer_name, (int)pid, cmd,
+			b->daemon_log);
+	}
 	return 0;
 }
 
@@ -977,7 +1079,7 @@ static int daemon_stop(bench *b)
 	if (!b->daemon_exited) {
 		kill(b->daemon_pid, SIGTERM);
 		if (!loop_until(b, daemon_gone, NULL, DAEMON_STOP_S, false)) {
-			kb_warn("kube-batchd (pid %d) did not stop in %.0f s; killing it",
+			kb_warn("%s (pid %d) did not stop in %.0f s; killing it", sched_label(b),
 				(int)b->daemon_pid, DAEMON_STOP_S);
 			kill(b->daemon_pid, SIGKILL);
 			if (!loop_until(b, daemon_gone, NULL, 5.0, false)) {
@@ -1057,6 +1159,19 @@ static int daemon_metrics_read(bench *b, daemon_metrics *ret)
 	return 0;
 }
 
+/* Whether the exit status word st of a scheduler told to stop (SIGTERM) is
+ * a clean stop: kube-batchd exits 0; a peer is only required to exit by
+ * itself, its status is logged (kube-scheduler without leader election
+ * returns "finished without leader elect" and exits 1 whenever it stops). */
+static bool stop_clean(const bench *b, int st)
+{
+	if (!b->o->peer)
+		return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+	if (WIFEXITED(st))
+		kb_info("%s exited with status %d on SIGTERM", b->o->peer_name, WEXITSTATUS(st));
+	return WIFEXITED(st);
+}
+
 /* Stops the daemon between phases (before raw2, which must not be watched
  * by it): a stop that is not clean fails the run. Its /metrics client goes
  * with it (the next life listens on another port). Returns 0 or -1. */
@@ -1065,12 +1180,12 @@ static int daemon_stop_between(bench *b)
 	int st = daemon_stop(b);
 	kb_kube_client_free(b->metrics_client);
 	b->metrics_client = NULL;
-	if (!(WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
-		fail(b, "kube-batchd did not stop cleanly on SIGTERM (status word %d); its log: %s",
-		     st, b->daemon_log);
+	if (!stop_clean(b, st)) {
+		fail(b, "%s did not stop cleanly on SIGTERM (status word %d); its log: %s",
+		     sched_label(b), st, b->daemon_log);
 		return -1;
 	}
-	kb_info("stopped kube-batchd for the next phase");
+	kb_info("stopped %s for the next phase", sched_label(b));
 	return 0;
 }
 
@@ -1253,7 +1368,8 @@ static int create_pods(bench *b, int k, double *ret_pods_per_sec)
 {
 	phase *ph = &b->ph[k];
 	phase_pump pp = {.k = k};
-	pump pg = {.b = b, .c = b->admin, .what = "creating PodGroups", .total = ph->ngangs,
+	size_t ngroups = b->o->group_kind == GROUP_NONE ? 0 : ph->ngangs;
+	pump pg = {.b = b, .c = b->admin, .what = "creating PodGroups", .total = ngroups,
 		   .max_inflight = (size_t)b->o->create_inflight, .want1 = 201,
 		   .build = build_podgroup_create, .ctx = &pp};
 	pump pods = {.b = b, .c = b->admin, .what = "creating pods", .total = ph->npods,
@@ -1263,7 +1379,7 @@ static int create_pods(bench *b, int k, double *ret_pods_per_sec)
 		return -1;
 	*ret_pods_per_sec = (double)ph->npods / (pods.t_last - pods.t_first);
 	kb_info("%s: %zu pods%s created in namespace \"%s\" (%.0f pods/s)", PHASE_TAG[k],
-		ph->npods, ph->ngangs ? " and their PodGroups" : "", ph->ns, *ret_pods_per_sec);
+		ph->npods, ngroups ? " and their PodGroups" : "", ph->ns, *ret_pods_per_sec);
 	return 0;
 }
 
@@ -1703,21 +1819,27 @@ static int phase_sched(bench *b)
 	if (create_pods(b, PH_SCHED, &create_rate) < 0 ||
 	    wait_pods(b, PH_SCHED, false, o->timeout_s) < 0)
 		return -1;
-	kb_info("sched: all %zu pods (%zu gangs of %d-%d) seen on the watch; starting the daemon",
-		ph->npods, ph->ngangs, o->gang_min, o->gang_max);
+	kb_info("sched: all %zu pods (%zu gangs of %d-%d, group kind %s) seen on the watch; "
+		"starting %s", ph->npods, ph->ngangs, o->gang_min, o->gang_max,
+		GROUP_KIND[o->group_kind], sched_label(b));
 	if (o->bound_pods > 0 && list_timing(b) < 0)
 		return -1;
-	if (daemon_start(b) < 0 || health_watch(b) < 0 ||
+	/* A peer has no kube-batchd /healthz to poll (and no /metrics below). */
+	if (daemon_start(b) < 0 || (!o->peer && health_watch(b) < 0) ||
 	    wait_pods(b, PH_SCHED, true, o->timeout_s) < 0)
 		return -1;
 	double rss = daemon_peak_rss_mb(b);
-	ev_timer_stop(b->loop, &b->health);
+	if (!o->peer)
+		ev_timer_stop(b->loop, &b->health);
 	if (b->t_synced > 0)
 		res_num(b, "sched_synced_ms", (b->t_synced - b->t_daemon_start) * 1000.0);
 	res_num(b, "sched_daemon_peak_rss_mb", rss);
-	kb_info("sched: the daemon's cache synced %.0f ms after it started; its peak RSS %.1f MB "
-		"when the last pod was bound", b->t_synced > 0 ? (b->t_synced - b->t_daemon_start) * 1000.0 : NAN,
-		rss);
+	if (o->peer)
+		kb_info("sched: %s's peak RSS %.1f MB when the last pod was bound", o->peer_name, rss);
+	else
+		kb_info("sched: the daemon's cache synced %.0f ms after it started; its peak RSS %.1f MB "
+			"when the last pod was bound",
+			b->t_synced > 0 ? (b->t_synced - b->t_daemon_start) * 1000.0 : NAN, rss);
 
 	double *t = NULL, *counts = NULL;
 	size_t n = bound_times(b, PH_SCHED, &t), nwin = 0;
@@ -1728,6 +1850,7 @@ static int phase_sched(bench *b)
 	double span = t[n - 1] - t[0];
 	int r = windows_write(b, "sched_per_sec.csv", t, n, t[0], &counts, &nwin);
 	double first_bind_ms = (t[0] - b->t_daemon_start) * 1000.0;
+	double all_bound_ms = (t[n - 1] - b->t_daemon_start) * 1000.0;
 	free(t);
 	if (r < 0)
 		return -1;
@@ -1744,15 +1867,18 @@ static int phase_sched(bench *b)
 	res_int(b, "sched_windows", (long long)full);
 	res_num(b, "sched_span_ms", span * 1000.0);
 	res_num(b, "sched_first_bind_ms", first_bind_ms);
+	res_num(b, "sched_all_bound_ms", all_bound_ms);
 	res_num(b, "sched_loadavg", loadavg1());
-	kb_info("sched: %zu pods bound in %.2f s from the first bind (%.0f ms after the daemon "
-		"started): %.0f binds/s, windows p50 %.0f p99 %.0f (load %.2f)",
-		n, span, first_bind_ms, avg, pct(counts, full, 50), pct(counts, full, 99),
-		loadavg1());
+	kb_info("sched: %zu pods bound in %.2f s from the first bind (%.0f ms after %s "
+		"started; all bound %.0f ms after): %.0f binds/s, windows p50 %.0f p99 %.0f (load %.2f)",
+		n, span, first_bind_ms, sched_label(b), all_bound_ms, avg, pct(counts, full, 50),
+		pct(counts, full, 99), loadavg1());
 	free(counts);
 	gang_spread_put(b, PH_SCHED, "sched");
 	double raw = json_real_value(json_object_get(b->res, "raw_binds_per_sec"));
 	res_num(b, "sched_vs_raw", raw > 0 ? avg / raw : NAN);
+	if (o->peer)
+		return 0;
 
 	daemon_metrics m;
 	if (daemon_settle(b, "sched", &m) < 0)
@@ -1844,7 +1970,7 @@ static void lat_pace(struct ev_loop *loop, ev_timer *w, int revents)
 		fail(b, "lat: PodGroup g%zu does not fit its buffer", g);
 		return;
 	}
-	snprintf(path, sizeof(path), PG_API "/namespaces/%.63s/podgroups", ph->ns);
+	podgroups_path(b, ph->ns, path, sizeof(path));
 	ls->pg_ops[g] = (lat_op){.ls = ls, .i = g};
 	ph->t_pg[g] = now_s();
 	int e = kb_kube_request(b->admin, "POST", path, body, NULL, lat_pg_done, &ls->pg_ops[g]);
@@ -2007,6 +2133,7 @@ out:
  * controller would finish deleting them). */
 static void cleanup_cluster(bench *b)
 {
+	const e2e_opts *o = b->o;
 	char path[512];
 	for (int k = 0; k < NPHASES; k++) {
 		if (!b->ph[k].ns[0])
@@ -2016,7 +2143,9 @@ static void cleanup_cluster(bench *b)
 		int st = call(b, b->admin, "DELETE", path, NULL, NULL, NULL);
 		if (st != 200)
 			kb_warn("cleanup: DELETE pods in namespace \"%s\": HTTP %d", b->ph[k].ns, st);
-		snprintf(path, sizeof(path), PG_API "/namespaces/%s/podgroups", b->ph[k].ns);
+		if (o->group_kind == GROUP_NONE)
+			continue;
+		podgroups_path(b, b->ph[k].ns, path, sizeof(path));
 		st = call(b, b->admin, "DELETE", path, NULL, NULL, NULL);
 		if (st != 200)
 			kb_warn("cleanup: DELETE PodGroups in namespace \"%s\": HTTP %d", b->ph[k].ns,
@@ -2047,6 +2176,8 @@ static int results_write(bench *b)
 	res_int(b, "daemon_burst", o->daemon_burst);
 	res_int(b, "raw_as_admin", o->raw_as_admin);
 	res_int(b, "watch_restarts", b->watch_restarts);
+	res_int(b, "peer", o->peer != NULL);
+	res_int(b, "group_kind", o->group_kind);
 	json_t *top = json_pack("{s:O}", "e2e", b->res);
 	char path[4096];
 	snprintf(path, sizeof(path), "%s/e2e.json", o->out);
@@ -2154,7 +2285,9 @@ static void usage(FILE *f)
 	      "                 [--raw-as scheduler|admin] [--gang-interval-ms MS]\n"
 	      "                 [--schedule-period-ms MS] [--daemon-qps Q] [--daemon-burst B]\n"
 	      "                 [--daemon-v N] [--scheduler-conf F] [--timeout S] [--seed N]\n"
-	      "                 [--cleanup] [--phases raw,sched,raw2,lat] [--bound-pods N]\n",
+	      "                 [--cleanup] [--phases raw,sched,raw2,lat] [--bound-pods N]\n"
+	      "                 [--peer BINARY [--peer-arg ARG]... [--peer-name NAME]]\n"
+	      "                 [--scheduler-name NAME] [--group-kind none|kube-batch|k8s]\n",
 	      f);
 }
 
@@ -2165,10 +2298,12 @@ static int parse_args(int argc, char **argv, e2e_opts *o)
 			.gang_max = 16, .create_inflight = 128, .raw_inflight = {128}, .nlevels = 1,
 			.gang_interval_ms = 75, .period_ms = 1000, .daemon_qps = 0,
 			.daemon_burst = 10000, .daemon_v = 1, .timeout_s = 300, .seed = 1,
-			.phases = (1u << NPHASES) - 1};
+			.phases = (1u << NPHASES) - 1, .peer_name = "peer",
+			.scheduler_name = "kube-batchd", .group_kind = GROUP_KUBE_BATCH};
 	enum { O_ADMIN = 256, O_SCHED, O_DAEMON, O_OUT, O_NODES, O_PODS, O_LPODS, O_GMIN, O_GMAX,
 	       O_CIN, O_RIN, O_RAWAS, O_GINT, O_PERIOD, O_QPS, O_BURST, O_DV, O_CONF, O_TIMEOUT,
-	       O_SEED, O_CLEANUP, O_PHASES, O_BOUND };
+	       O_SEED, O_CLEANUP, O_PHASES, O_BOUND, O_PEER, O_PEER_ARG, O_PEER_NAME, O_SNAME,
+	       O_GROUP };
 	static const struct option lo[] = {
 		{"admin", required_argument, NULL, O_ADMIN},
 		{"scheduler-kubeconfig", required_argument, NULL, O_SCHED},
@@ -2193,6 +2328,11 @@ static int parse_args(int argc, char **argv, e2e_opts *o)
 		{"cleanup", no_argument, NULL, O_CLEANUP},
 		{"phases", required_argument, NULL, O_PHASES},
 		{"bound-pods", required_argument, NULL, O_BOUND},
+		{"peer", required_argument, NULL, O_PEER},
+		{"peer-arg", required_argument, NULL, O_PEER_ARG},
+		{"peer-name", required_argument, NULL, O_PEER_NAME},
+		{"scheduler-name", required_argument, NULL, O_SNAME},
+		{"group-kind", required_argument, NULL, O_GROUP},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -2226,11 +2366,48 @@ static int parse_args(int argc, char **argv, e2e_opts *o)
 		case O_CLEANUP: o->cleanup = true; break;
 		case O_PHASES: bad |= parse_phases(optarg, o) < 0; break;
 		case O_BOUND: o->bound_pods = strtoull(optarg, NULL, 10); break;
+		case O_PEER: o->peer = optarg; break;
+		case O_PEER_ARG:
+			if (o->npeer_args == MAX_PEER_ARGS) {
+				fprintf(stderr, "bench-e2e: more than %d --peer-arg\n", MAX_PEER_ARGS);
+				bad = true;
+			} else {
+				o->peer_args[o->npeer_args++] = optarg;
+			}
+			break;
+		case O_PEER_NAME: o->peer_name = optarg; break;
+		case O_SNAME: o->scheduler_name = optarg; break;
+		case O_GROUP: {
+			int g = 0;
+			while (g < GROUP_K8S + 1 && strcmp(optarg, GROUP_KIND[g]) != 0)
+				g++;
+			if (g > GROUP_K8S) {
+				fprintf(stderr, "bench-e2e: --group-kind must be none, kube-batch or k8s, "
+						"got \"%s\"\n", optarg);
+				bad = true;
+			}
+			o->group_kind = g;
+			break;
+		}
 		case 'h': usage(stdout); exit(0);
 		default: bad = true;
 		}
 	}
-	if (bad || optind != argc || !o->admin_kubeconfig || !o->sched_kubeconfig || !o->daemon ||
+	/* A peer runs phase 2 only (the latency phase and the cold start's
+	 * figures read kube-batchd's /healthz and /metrics); the latency phase
+	 * times gangs from their PodGroup's create. */
+	if (o->peer && (o->phases & 1u << PH_LAT || o->bound_pods > 0)) {
+		fprintf(stderr, "bench-e2e: --peer runs the phases raw, sched and raw2 only, without "
+				"--bound-pods\n");
+		bad = true;
+	}
+	if (o->group_kind == GROUP_NONE && o->phases & 1u << PH_LAT) {
+		fprintf(stderr, "bench-e2e: the lat phase needs PodGroups (--group-kind kube-batch or "
+				"k8s)\n");
+		bad = true;
+	}
+	if (bad || optind != argc || !o->admin_kubeconfig || !o->sched_kubeconfig ||
+	    (!o->daemon && !o->peer) ||
 	    !o->out || o->nodes < 1 || o->pods < 1 || o->latency_pods < 1 || o->gang_min < 1 ||
 	    o->gang_max < o->gang_min || o->create_inflight < 1 || o->gang_interval_ms <= 0 ||
 	    o->period_ms < 1 || o->daemon_qps < 0 || o->daemon_burst < 1 || o->timeout_s <= 0 ||
@@ -2259,7 +2436,8 @@ int main(int argc, char **argv)
 	snprintf(b.run, sizeof(b.run), "%04x%02x", (unsigned)(getpid() & 0xffff),
 		 (unsigned)(time(NULL) & 0xff));
 	snprintf(b.bound_ns, sizeof(b.bound_ns), "e2e-bound-%s", b.run);
-	snprintf(b.daemon_log, sizeof(b.daemon_log), "%s/daemon.log", o.out);
+	snprintf(b.daemon_log, sizeof(b.daemon_log), "%s/%s", o.out,
+		 o.peer ? "scheduler.log" : "daemon.log");
 	ev_signal_init(&b.sigint, on_signal, SIGINT);
 	ev_signal_init(&b.sigterm, on_signal, SIGTERM);
 	b.sigint.data = b.sigterm.data = &b;
@@ -2282,10 +2460,11 @@ int main(int argc, char **argv)
 			run(&b);
 	}
 
+	bool running = b.daemon_pid > 0;
 	int st = daemon_stop(&b);
-	if (b.t_daemon_start > 0 && !b.failed && !(WIFEXITED(st) && WEXITSTATUS(st) == 0))
-		fail(&b, "kube-batchd did not stop cleanly on SIGTERM (status word %d); its log: %s",
-		     st, b.daemon_log);
+	if (running && !b.failed && !stop_clean(&b, st))
+		fail(&b, "%s did not stop cleanly on SIGTERM (status word %d); its log: %s",
+		     sched_label(&b), st, b.daemon_log);
 	watch_close(&b);
 	if (o.cleanup && b.admin)
 		cleanup_cluster(&b);
