@@ -271,31 +271,38 @@ case_dynamic() {
 	check "dynamic: each claim's selected-node is its member's node" test $ok = 1
 }
 
+# rwop_volume NS CLAIM: a ReadWriteOncePod volume named NS (a class of the
+# same name, hostPath) and the claim NS/CLAIM for it, which the PV
+# controller binds.
+rwop_volume() {
+	k create -f - >/dev/null <<EOF
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: $1}
+spec:
+  capacity: {storage: 10Gi}
+  accessModes: [ReadWriteOncePod]
+  storageClassName: $1
+  hostPath: {path: /tmp/kb-$1}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: $2, namespace: $1}
+spec:
+  storageClassName: $1
+  accessModes: [ReadWriteOncePod]
+  resources: {requests: {storage: 5Gi}}
+EOF
+}
+
 # rwop_round NS WHO: a ReadWriteOncePod claim (bound by the PV controller)
 # wanted by two pods created together: one is bound, the other waits with
 # kube-scheduler's reason (VolumeRestrictions) until the first is gone, then
 # is bound. WHO names the scheduler in the checks.
 rwop_round() {
-	local ns=$1 who=$2 pv=$1
+	local ns=$1 who=$2
 	k create namespace "$ns" >/dev/null
-	k create -f - >/dev/null <<EOF
-apiVersion: v1
-kind: PersistentVolume
-metadata: {name: $pv}
-spec:
-  capacity: {storage: 10Gi}
-  accessModes: [ReadWriteOncePod]
-  storageClassName: $pv
-  hostPath: {path: /tmp/kb-$pv}
----
-apiVersion: v1
-kind: PersistentVolumeClaim
-metadata: {name: only, namespace: $ns}
-spec:
-  storageClassName: $pv
-  accessModes: [ReadWriteOncePod]
-  resources: {requests: {storage: 5Gi}}
-EOF
+	rwop_volume "$ns" only
 	check "rwop ($who): the PV controller binds the ReadWriteOncePod claim" wait_for 60 claim_bound "$ns" only
 	k create -f - >/dev/null <<EOF
 apiVersion: v1
@@ -344,24 +351,7 @@ metadata: {name: $ns-${pc%%:*}}
 value: ${pc##*:}
 EOF
 	done
-	k create -f - >/dev/null <<EOF
-apiVersion: v1
-kind: PersistentVolume
-metadata: {name: $ns}
-spec:
-  capacity: {storage: 10Gi}
-  accessModes: [ReadWriteOncePod]
-  storageClassName: $ns
-  hostPath: {path: /tmp/kb-$ns}
----
-apiVersion: v1
-kind: PersistentVolumeClaim
-metadata: {name: model, namespace: $ns}
-spec:
-  storageClassName: $ns
-  accessModes: [ReadWriteOncePod]
-  resources: {requests: {storage: 5Gi}}
-EOF
+	rwop_volume "$ns" model
 	check "rwop-preempt ($who): the PV controller binds the claim" wait_for 60 claim_bound "$ns" model
 	rp_pod "$ns" holder "$ns-mid" "$nd" model
 	rp_pod "$ns" bystander "$ns-low" "$nd" ""

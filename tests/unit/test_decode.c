@@ -251,61 +251,57 @@ static void other_null_list_items_are_errors(void **state)
 	}
 }
 
-static void csi_nodes_and_volume_attachments_decode(void **state)
+/* kb_object_decode of yaml, which must decode; free it with dropped(). */
+static kb_object *decoded(const char *yaml)
 {
 	kb_object *o;
-	int r = decode("apiVersion: storage.k8s.io/v1\nkind: CSINode\nmetadata: {name: n1}\n"
-		       "spec:\n  drivers:\n"
-		       "  - {name: ebs.csi.aws.com, nodeID: i-1, allocatable: {count: 25}}\n"
-		       "  - {name: efs.csi.aws.com, nodeID: i-1}\n",
-		       &o);
-	if (r < 0)
+	if (decode(yaml, &o) < 0)
 		fail_msg("%s", err.msg);
+	return o;
+}
+
+static void dropped(kb_object *o)
+{
+	kb_object_free(o);
+	kb_yaml_file_release(&file);
+}
+
+static void csi_nodes_and_volume_attachments_decode(void **state)
+{
+	kb_object *o = decoded("apiVersion: storage.k8s.io/v1\nkind: CSINode\nmetadata: {name: n1}\n"
+			       "spec:\n  drivers:\n"
+			       "  - {name: ebs.csi.aws.com, nodeID: i-1, allocatable: {count: 25}}\n"
+			       "  - {name: efs.csi.aws.com, nodeID: i-1}\n");
 	assert_int_equal(o->kind, KB_KIND_CSI_NODE);
 	assert_int_equal(o->u.csi_node.ndrivers, 2);
 	assert_string_equal(o->u.csi_node.drivers[0].name, "ebs.csi.aws.com");
 	assert_int_equal(o->u.csi_node.drivers[0].count, 25);
 	assert_int_equal(o->u.csi_node.drivers[1].count, -1); /* no limit */
-	kb_object_free(o);
-	kb_yaml_file_release(&file);
-	r = decode("apiVersion: storage.k8s.io/v1\nkind: VolumeAttachment\nmetadata: {name: a}\n"
-		   "spec: {attacher: ebs.csi.aws.com, nodeName: n1, "
-		   "source: {persistentVolumeName: pv-1}}\n",
-		   &o);
-	if (r < 0)
-		fail_msg("%s", err.msg);
+	dropped(o);
+	o = decoded("apiVersion: storage.k8s.io/v1\nkind: VolumeAttachment\nmetadata: {name: a}\n"
+		    "spec: {attacher: ebs.csi.aws.com, nodeName: n1, "
+		    "source: {persistentVolumeName: pv-1}}\n");
 	assert_int_equal(o->kind, KB_KIND_VOLUME_ATTACHMENT);
 	assert_string_equal(o->u.volume_attachment.attacher, "ebs.csi.aws.com");
 	assert_string_equal(o->u.volume_attachment.node_name, "n1");
 	assert_string_equal(o->u.volume_attachment.pv_name, "pv-1");
-	kb_object_free(o);
-	kb_yaml_file_release(&file);
-	r = decode("apiVersion: v1\nkind: PersistentVolume\nmetadata: {name: pv-1}\n"
-		   "spec: {capacity: {storage: 1Gi}, csi: {driver: d, volumeHandle: h}}\n",
-		   &o);
-	if (r < 0)
-		fail_msg("%s", err.msg);
+	dropped(o);
+	o = decoded("apiVersion: v1\nkind: PersistentVolume\nmetadata: {name: pv-1}\n"
+		    "spec: {capacity: {storage: 1Gi}, csi: {driver: d, volumeHandle: h}}\n");
 	assert_string_equal(o->u.pv.csi_driver, "d");
 	assert_string_equal(o->u.pv.csi_handle, "h");
-	kb_object_free(o);
-	kb_yaml_file_release(&file);
-	r = decode("apiVersion: storage.k8s.io/v1\nkind: CSIStorageCapacity\n"
-		   "metadata: {name: c, namespace: kube-system}\nstorageClassName: s\n"
-		   "nodeTopology: {matchLabels: {zone: a}}\ncapacity: 2Gi\nmaximumVolumeSize: 1Gi\n",
-		   &o);
-	if (r < 0)
-		fail_msg("%s", err.msg);
+	dropped(o);
+	o = decoded("apiVersion: storage.k8s.io/v1\nkind: CSIStorageCapacity\n"
+		    "metadata: {name: c, namespace: kube-system}\nstorageClassName: s\n"
+		    "nodeTopology: {matchLabels: {zone: a}}\ncapacity: 2Gi\nmaximumVolumeSize: 1Gi\n");
 	assert_int_equal(o->kind, KB_KIND_STORAGE_CAPACITY);
+	assert_string_equal(o->meta.key, "kube-system/c"); /* namespaced */
 	assert_string_equal(o->u.storage_capacity.class_name, "s");
 	assert_true(o->u.storage_capacity.has_topology);
 	assert_int_equal(o->u.storage_capacity.limit, 1LL << 30); /* maximumVolumeSize first */
-	kb_object_free(o);
-	kb_yaml_file_release(&file);
-	r = decode("apiVersion: storage.k8s.io/v1\nkind: CSIDriver\nmetadata: {name: d}\n"
-		   "spec: {storageCapacity: true}\n",
-		   &o);
-	if (r < 0)
-		fail_msg("%s", err.msg);
+	dropped(o);
+	o = decoded("apiVersion: storage.k8s.io/v1\nkind: CSIDriver\nmetadata: {name: d}\n"
+		    "spec: {storageCapacity: true}\n");
 	assert_int_equal(o->kind, KB_KIND_CSI_DRIVER);
 	assert_true(o->u.csi_driver.storage_capacity);
 	kb_object_free(o);
