@@ -210,6 +210,16 @@ static void null_ports_and_node_selector_terms_are_nothing(void **state)
 	kb_object_free(o);
 }
 
+/* kb_object_decode refuses yaml (-EINVAL, no object) with message msg. */
+static void refused(const char *yaml, const char *msg)
+{
+	kb_object *o;
+	assert_int_equal(decode(yaml, &o), -EINVAL);
+	assert_null(o);
+	assert_string_equal(err.msg, msg);
+	kb_yaml_file_release(&file);
+}
+
 static void other_null_list_items_are_errors(void **state)
 {
 	static const struct {
@@ -242,13 +252,8 @@ static void other_null_list_items_are_errors(void **state)
 		 "requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchFields[0]"
 		 ": expected a mapping, got null (t.yaml:4:118)"},
 	};
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		kb_object *o;
-		assert_int_equal(decode(cases[i].yaml, &o), -EINVAL);
-		assert_null(o);
-		assert_string_equal(err.msg, cases[i].msg);
-		kb_yaml_file_release(&file);
-	}
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		refused(cases[i].yaml, cases[i].msg);
 }
 
 /* kb_object_decode of yaml, which must decode; free it with dropped(). */
@@ -330,13 +335,8 @@ static void bad_csi_fields_are_named(void **state)
 		 "metadata: {name: c, namespace: kube-system}\nstorageClassName: s\ncapacity: lots\n",
 		 "CSIStorageCapacity \"kube-system/c\": capacity: bad quantity \"lots\" (t.yaml:5:11)"},
 	};
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		kb_object *o;
-		assert_int_equal(decode(cases[i].yaml, &o), -EINVAL);
-		assert_null(o);
-		assert_string_equal(err.msg, cases[i].msg);
-		kb_yaml_file_release(&file);
-	}
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		refused(cases[i].yaml, cases[i].msg);
 }
 
 int main(void)
