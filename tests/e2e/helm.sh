@@ -25,7 +25,10 @@
 # `helm upgrade` of the queue file updates the ConfigMap without rolling the
 # pod, one of the scheduler configuration rolls it; `helm uninstall` removes
 # the release's objects and keeps its CRDs (and their PodGroups); a second
-# install adopts the kept CRDs.
+# install adopts the kept CRDs. Before the uninstall, prometheus-operator's
+# ServiceMonitor CRD (tests/tools/prometheus-operator/crd) is installed and
+# an upgrade enables the chart's ServiceMonitor: the API server accepts it,
+# it reads back whole, and it selects the metrics Service by its port.
 #
 # Exit 0 only if every check passed; 77 (skip) without kubectl, curl,
 # python3 with PyYAML, go (to build helm), flock, setsid or openssl.
@@ -33,7 +36,7 @@
 # KB_HELM (a helm binary instead of tests/tools/helm/build's).
 set -uo pipefail
 
-e2e_name=helm e2e_help_end=35
+e2e_name=helm e2e_help_end=39
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 e2e_args "$@"
 cases=("${e2e_cases[@]}")
@@ -410,6 +413,31 @@ EOF
 	h upgrade "$release" "$chart" --reuse-values --set-file config.scheduler="$work/scheduler-new.conf" >"$work/upgrade.log" 2>&1 || cat "$work/upgrade.log" >&2
 	new=$(k get deployment "$name" -n "$ns" -o jsonpath='{.spec.template.metadata.annotations.checksum/scheduler-conf}')
 	check "cluster: a scheduler configuration change rolls the pod (checksum $old -> $new)" test -n "$new" -a "$old" != "$new"
+
+	# The ServiceMonitor against prometheus-operator's own CRD (from its
+	# pinned module): accepted, nothing of it pruned by the schema, and
+	# selecting the release's metrics Service by a port that Service has.
+	# (No Prometheus runs here: that it scrapes is not shown.)
+	local smcrd
+	if smcrd=$("$root/tests/tools/prometheus-operator/crd" 2>"$work/smcrd.log") &&
+		k apply --server-side -f "$smcrd" >/dev/null 2>>"$work/smcrd.log" &&
+		k wait --for condition=Established crd/servicemonitors.monitoring.coreos.com --timeout 30s >/dev/null; then
+		pass "cluster: prometheus-operator's ServiceMonitor CRD (its pinned module) is installed"
+		check "cluster: helm upgrade with metrics.serviceMonitor.enabled succeeds" bash -c "'$helm' --kubeconfig '$admin' upgrade $release '$chart' -n $ns \
+			--reuse-values --set metrics.serviceMonitor.enabled=true --set metrics.serviceMonitor.labels.release=prom \
+			--set metrics.serviceMonitor.scrapeTimeout=10s >'$work/upgrade-sm.log' 2>&1 || { cat '$work/upgrade-sm.log' >&2; exit 1; }"
+		check "cluster: the ServiceMonitor reads back whole (port, path, interval, timeout, label, namespace)" \
+			test "$(k get servicemonitors.monitoring.coreos.com "$name" -n "$ns" -o jsonpath='{.spec.endpoints[0].port} {.spec.endpoints[0].path} {.spec.endpoints[0].interval} {.spec.endpoints[0].scrapeTimeout} {.metadata.labels.release} {.spec.namespaceSelector.matchNames[0]}' 2>&1)" \
+			= "http-metrics /metrics 30s 10s prom $ns"
+		check "cluster: its selector picks the release's metrics Service, which has its port" bash -c "
+			sel=\$(kubectl --kubeconfig '$admin' get servicemonitors.monitoring.coreos.com $name -n $ns -o go-template='{{range \$k, \$v := .spec.selector.matchLabels}}{{\$k}}={{\$v}},{{end}}')
+			svc=\$(kubectl --kubeconfig '$admin' get svc -n $ns -l \"\${sel%,}\" -o name)
+			[[ \$svc == service/$name-metrics ]] &&
+				kubectl --kubeconfig '$admin' get svc $name-metrics -n $ns -o jsonpath='{.spec.ports[*].name}' | grep -qw http-metrics"
+	else
+		cat "$work/smcrd.log" >&2
+		fail "cluster: prometheus-operator's ServiceMonitor CRD (its pinned module) is installed"
+	fi
 
 	# helm uninstall: the release's objects go, its CRDs (and PodGroups) stay.
 	check "cluster: helm uninstall succeeds and says the CRDs were kept" bash -c "'$helm' --kubeconfig '$admin' uninstall $release -n $ns --wait >'$work/uninstall.log' 2>&1 &&
