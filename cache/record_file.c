@@ -175,6 +175,59 @@ uint64_t kb_record_digest_pending(uint64_t h, const kb_task *t, const char *reas
 	return fnv_str(fnv_str(fnv(h, "P", 1), t->key), reason);
 }
 
+void kb_report_digest_init(kb_report_digest *d)
+{
+	memset(d, 0, sizeof(*d));
+	d->h = KB_RECORD_DIGEST_INIT;
+	for (int k = 0; k < KB_REPORT_KINDS; k++)
+		d->kh[k] = KB_RECORD_DIGEST_INIT;
+}
+
+void kb_report_digest_job(kb_report_digest *d, const kb_job *j, const kb_job_status *s)
+{
+	d->h = kb_record_digest_job(d->h, j, s);
+	d->kh[KB_REPORT_JOB] = kb_record_digest_job(d->kh[KB_REPORT_JOB], j, s);
+	d->n++;
+	d->kn[KB_REPORT_JOB]++;
+}
+
+void kb_report_digest_queue(kb_report_digest *d, const kb_queue *q, const kb_res *deserved)
+{
+	d->h = kb_record_digest_queue(d->h, q, deserved);
+	d->kh[KB_REPORT_QUEUE] = kb_record_digest_queue(d->kh[KB_REPORT_QUEUE], q, deserved);
+	d->n++;
+	d->kn[KB_REPORT_QUEUE]++;
+}
+
+void kb_report_digest_pending(kb_report_digest *d, const kb_task *t, const char *reason)
+{
+	d->h = kb_record_digest_pending(d->h, t, reason);
+	d->kh[KB_REPORT_PENDING] = kb_record_digest_pending(d->kh[KB_REPORT_PENDING], t, reason);
+	d->n++;
+	d->kn[KB_REPORT_PENDING]++;
+}
+
+const char *kb_report_kind_field(kb_report_kind k)
+{
+	static const char *const f[] = {"job", "queue", "pending"};
+	return (unsigned)k < KB_REPORT_KINDS ? f[k] : "report";
+}
+
+const char *kb_report_kind_what(kb_report_kind k)
+{
+	static const char *const w[] = {"PodGroup statuses", "queue shares", "pending reasons"};
+	return (unsigned)k < KB_REPORT_KINDS ? w[k] : "reports";
+}
+
+void kb_report_digest_put(FILE *out, const kb_report_digest *d)
+{
+	fprintf(out, ",\"reports\":%" PRIu64 ",\"digest\":\"%016" PRIx64 "\"", d->n, d->h);
+	for (int k = 0; k < KB_REPORT_KINDS; k++)
+		fprintf(out, ",\"%s_reports\":%" PRIu64 ",\"%s_digest\":\"%016" PRIx64 "\"",
+			kb_report_kind_field((kb_report_kind)k), d->kn[k],
+			kb_report_kind_field((kb_report_kind)k), d->kh[k]);
+}
+
 /* ---- reading ------------------------------------------------------------------ */
 
 int kb_record_fail(const kb_record_reader *r, kb_err *err, int code, const char *fmt, ...)

@@ -125,6 +125,35 @@ uint64_t kb_record_digest_job(uint64_t h, const kb_job *j, const kb_job_status *
 uint64_t kb_record_digest_queue(uint64_t h, const kb_queue *q, const kb_res *deserved);
 uint64_t kb_record_digest_pending(uint64_t h, const kb_task *t, const char *reason);
 
+/* A session's reports as the recorder and replay count them: all of them
+ * (n, h: the end record's "reports" and "digest"), and each kind on its own
+ * (the end record's "<field>_reports" and "<field>_digest"), so that a
+ * replay can say which kind differs. */
+typedef enum kb_report_kind {
+	KB_REPORT_JOB,     /* PodGroup statuses ("job") */
+	KB_REPORT_QUEUE,   /* queue shares ("queue") */
+	KB_REPORT_PENDING, /* pending tasks' reasons ("pending") */
+	KB_REPORT_KINDS
+} kb_report_kind;
+
+typedef struct kb_report_digest {
+	uint64_t n, h;
+	uint64_t kn[KB_REPORT_KINDS], kh[KB_REPORT_KINDS];
+} kb_report_digest;
+
+void kb_report_digest_init(kb_report_digest *d);
+void kb_report_digest_job(kb_report_digest *d, const kb_job *j, const kb_job_status *s);
+void kb_report_digest_queue(kb_report_digest *d, const kb_queue *q, const kb_res *deserved);
+void kb_report_digest_pending(kb_report_digest *d, const kb_task *t, const char *reason);
+
+/* The end record's field prefix of kind k ("job", "queue", "pending"), and
+ * what its reports are, for messages ("PodGroup statuses", ...). */
+const char *kb_report_kind_field(kb_report_kind k);
+const char *kb_report_kind_what(kb_report_kind k);
+
+/* The end record's fields of d, each ',"name":value' (after "n"). */
+void kb_report_digest_put(FILE *out, const kb_report_digest *d);
+
 /* ---- reading ---- */
 
 typedef struct kb_record_reader {

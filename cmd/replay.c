@@ -67,15 +67,42 @@ typedef struct replay {
 	expected *exp;
 	uint32_t nexp, capexp, next;
 	int64_t end_rc;
-	uint64_t end_reports, end_offset, end_line;
-	char end_digest[24];
-	uint64_t reports, digest;
+	uint64_t end_offset, end_line;
+	/* The end record's counts and digests: all, then per kind when the
+	 * record has them (end_kinds; records before they were written lack
+	 * them). */
+	uint64_t end_reports, end_kn[KB_REPORT_KINDS];
+	char end_digest[24], end_kh[KB_REPORT_KINDS][24];
+	bool end_kinds;
+	kb_report_digest got;
 	/* The first difference, and nothing after it is compared. */
 	bool differs;
 	char diff[2 * KB_ERR_MSG_MAX + 256];
 } replay;
 
 /* ---- the records before and between sessions ---------------------------------- */
+
+/* The end record's per-kind counts and digests, when it has them. */
+static int read_kinds(replay *rp, const kb_yaml_node *rec, kb_err *err)
+{
+	char f[32];
+	(void)snprintf(f, sizeof(f), "%s_digest", kb_report_kind_field(KB_REPORT_JOB));
+	rp->end_kinds = kb_yaml_get(rec, f) != NULL;
+	for (int k = 0; rp->end_kinds && k < KB_REPORT_KINDS; k++) {
+		const char *field = kb_report_kind_field((kb_report_kind)k), *digest;
+		int64_t n;
+		int r;
+		(void)snprintf(f, sizeof(f), "%s_reports", field);
+		if ((r = kb_record_int(&rp->rd, rec, f, &n, err)) < 0)
+			return r;
+		(void)snprintf(f, sizeof(f), "%s_digest", field);
+		if ((r = kb_record_str(&rp->rd, rec, f, false, &digest, err)) < 0)
+			return r;
+		rp->end_kn[k] = (uint64_t)n;
+		(void)snprintf(rp->end_kh[k], sizeof(rp->end_kh[k]), "%s", digest);
+	}
+	return 0;
+}
 
 static int load_conf(replay *rp, const kb_yaml_node *rec, kb_err *err)
 {
@@ -512,6 +539,8 @@ static int read_session_records(replay *rp, kb_err *err)
 				return r;
 			rp->end_reports = (uint64_t)reports;
 			(void)snprintf(rp->end_digest, sizeof(rp->end_digest), "%s", digest);
+			if ((r = read_kinds(rp, rec, err)) < 0)
+				return r;
 			rp->end_offset = rp->rd.offset;
 			rp->end_line = rp->rd.line;
 			return 0;
@@ -605,8 +634,7 @@ static int r_job_status(void *ctx, const kb_snapshot *snap, const kb_job *job,
 			const kb_job_status *status)
 {
 	replay *rp = ctx;
-	rp->digest = kb_record_digest_job(rp->digest, job, status);
-	rp->reports++;
+	kb_report_digest_job(&rp->got, job, status);
 	return 0;
 }
 
@@ -614,8 +642,7 @@ static int r_queue_status(void *ctx, const kb_snapshot *snap, const kb_queue *qu
 			  const kb_res *deserved)
 {
 	replay *rp = ctx;
-	rp->digest = kb_record_digest_queue(rp->digest, queue, deserved);
-	rp->reports++;
+	kb_report_digest_queue(&rp->got, queue, deserved);
 	return 0;
 }
 
@@ -623,8 +650,7 @@ static int r_task_pending(void *ctx, const kb_snapshot *snap, const kb_task *tas
 			  const char *reason)
 {
 	replay *rp = ctx;
-	rp->digest = kb_record_digest_pending(rp->digest, task, reason);
-	rp->reports++;
+	kb_report_digest_pending(&rp->got, task, reason);
 	return 0;
 }
 
@@ -649,11 +675,23 @@ static void compare_end(replay *rp, int rc)
 		       "(no more decisions: the session ended)");
 	}
 	char digest[24];
-	(void)snprintf(digest, sizeof(digest), "%016" PRIx64, rp->digest);
-	if (rp->reports != rp->end_reports || strcmp(digest, rp->end_digest) != 0) {
+	for (int k = 0; rp->end_kinds && k < KB_REPORT_KINDS; k++) {
+		(void)snprintf(digest, sizeof(digest), "%016" PRIx64, rp->got.kh[k]);
+		if (rp->got.kn[k] == rp->end_kn[k] && strcmp(digest, rp->end_kh[k]) == 0)
+			continue;
+		char what[64];
+		(void)snprintf(what, sizeof(what), "the %s differ",
+			       kb_report_kind_what((kb_report_kind)k));
+		(void)snprintf(e, sizeof(e), "%" PRIu64 " reports, digest %s", rp->end_kn[k],
+			       rp->end_kh[k]);
+		(void)snprintf(g, sizeof(g), "%" PRIu64 " reports, digest %s", rp->got.kn[k], digest);
+		differ(rp, rp->end_offset, rp->end_line, what, e, g);
+	}
+	(void)snprintf(digest, sizeof(digest), "%016" PRIx64, rp->got.h);
+	if (rp->got.n != rp->end_reports || strcmp(digest, rp->end_digest) != 0) {
 		(void)snprintf(e, sizeof(e), "%" PRIu64 " reports, digest %s", rp->end_reports,
 			       rp->end_digest);
-		(void)snprintf(g, sizeof(g), "%" PRIu64 " reports, digest %s", rp->reports, digest);
+		(void)snprintf(g, sizeof(g), "%" PRIu64 " reports, digest %s", rp->got.n, digest);
 		differ(rp, rp->end_offset, rp->end_line,
 		       "the reports differ (PodGroup statuses, queue shares or pending reasons)", e,
 		       g);
@@ -673,8 +711,7 @@ static int run_session(replay *rp, int64_t now, kb_err *err)
 	int r = kb_cluster_session_snapshot(&rp->cluster, &snap, &e);
 	if (r < 0)
 		return kb_err_set(err, r, "session %" PRIu64 ": snapshot: %s", rp->n, e.msg);
-	rp->reports = 0;
-	rp->digest = KB_RECORD_DIGEST_INIT;
+	kb_report_digest_init(&rp->got);
 	kb_session ssn;
 	r = kb_session_open(&ssn, snap, &rp->conf, &replay_effects, rp, now, &e);
 	if (r < 0) {

@@ -35,7 +35,7 @@ struct kb_recorder {
 	size_t buflen;
 	bool stopped; /* the cap was reached or a write failed: nothing more */
 	uint64_t session; /* the current session's n (0 before the first) */
-	uint64_t reports, digest;
+	kb_report_digest reports;
 	/* The object the reflector is decoding (kb_recorder_seen). */
 	const char *seen_api, *seen_kind;
 	const kb_yaml_node *seen;
@@ -370,8 +370,7 @@ void kb_recorder_session_begin(kb_recorder *rec, const kb_cluster *c, int64_t no
 	if (!rec || !fits(rec))
 		return;
 	rec->session++;
-	rec->reports = 0;
-	rec->digest = KB_RECORD_DIGEST_INIT;
+	kb_report_digest_init(&rec->reports);
 	fprintf(rec->mem, "{\"r\":\"session\",\"n\":%" PRIu64 ",\"now\":%" PRId64, rec->session,
 		now_ms);
 	put_pods(rec->mem, &c->pods);
@@ -388,10 +387,9 @@ void kb_recorder_session_end(kb_recorder *rec, int rc)
 {
 	if (!rec || !fits(rec))
 		return;
-	fprintf(rec->mem,
-		"{\"r\":\"end\",\"n\":%" PRIu64 ",\"reports\":%" PRIu64 ",\"digest\":\"%016" PRIx64
-		"\",\"rc\":%d}\n",
-		rec->session, rec->reports, rec->digest, rc);
+	fprintf(rec->mem, "{\"r\":\"end\",\"n\":%" PRIu64, rec->session);
+	kb_report_digest_put(rec->mem, &rec->reports);
+	fprintf(rec->mem, ",\"rc\":%d}\n", rc);
 	flush_gathered(rec);
 }
 
@@ -449,8 +447,7 @@ static int tee_job_status(void *ctx, const kb_snapshot *snap, const kb_job *job,
 {
 	kb_recorder_tee *t = ctx;
 	if (t->rec) {
-		t->rec->digest = kb_record_digest_job(t->rec->digest, job, status);
-		t->rec->reports++;
+		kb_report_digest_job(&t->rec->reports, job, status);
 	}
 	return t->next->job_status ? t->next->job_status(t->next_ctx, snap, job, status) : 0;
 }
@@ -460,8 +457,7 @@ static int tee_queue_status(void *ctx, const kb_snapshot *snap, const kb_queue *
 {
 	kb_recorder_tee *t = ctx;
 	if (t->rec) {
-		t->rec->digest = kb_record_digest_queue(t->rec->digest, queue, deserved);
-		t->rec->reports++;
+		kb_report_digest_queue(&t->rec->reports, queue, deserved);
 	}
 	return t->next->queue_status ? t->next->queue_status(t->next_ctx, snap, queue, deserved)
 				     : 0;
@@ -472,8 +468,7 @@ static int tee_task_pending(void *ctx, const kb_snapshot *snap, const kb_task *t
 {
 	kb_recorder_tee *t = ctx;
 	if (t->rec) {
-		t->rec->digest = kb_record_digest_pending(t->rec->digest, task, reason);
-		t->rec->reports++;
+		kb_report_digest_pending(&t->rec->reports, task, reason);
 	}
 	return t->next->task_pending ? t->next->task_pending(t->next_ctx, snap, task, reason) : 0;
 }

@@ -13,6 +13,8 @@
 #   - replay says "N sessions, M decisions, all identical" and exits 0;
 #   - a copy with one bind's node changed: replay names that session and
 #     the byte offset of the changed line, and exits 1;
+#   - a copy with one session's pending-reason digest changed: replay says
+#     the pending reasons of that session differ;
 #   - a copy cut inside its last line: refused, naming the offset of that
 #     line; a copy of another format: refused at offset 0.
 # With KUBE_BATCHD from an ASan build (meson's e2e suite in build-asan),
@@ -20,7 +22,7 @@
 # Environment: KB_E2E_DIR (control-plane dir), KUBE_BATCHD (the binary).
 set -uo pipefail
 
-e2e_name=record e2e_help_end=21
+e2e_name=record e2e_help_end=23
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 fixtures=$here/fixtures
 e2e_args "$@"
@@ -154,6 +156,17 @@ rc=$?
 echo "replay (edited): $out"
 check "replay of an edited bind: exit 1, session $session, offset $offset, expected and got" \
 	bash -c "[[ $rc == 1 ]] && grep -q 'session $session (offset $offset, line $line): the decision differs' <<<'$out' && grep -q 'expected: .*no-such-node' <<<'$out' && grep -q 'got: .*\"node\":\"rec-' <<<'$out'"
+
+# One session's pending reasons recorded otherwise (its end record's
+# pending digest changed): replay names that kind of report.
+line=$(grep -n '^{"r":"end",.*"pending_reports":[1-9]' "$rec" | head -1 | cut -d: -f1)
+session=$(sed -n "${line}p" "$rec" | sed 's/.*"n":\([0-9]*\),.*/\1/')
+sed "${line}s/\"pending_digest\":\"[0-9a-f]*\"/\"pending_digest\":\"0000000000000000\"/" "$rec" >"$dir/reports.jsonl"
+out=$("$bin" replay "$dir/reports.jsonl" 2>&1)
+rc=$?
+echo "replay (a pending digest changed): $out"
+check "replay of a changed pending digest: exit 1, session $session, the pending reasons differ" \
+	bash -c "[[ -n '$line' && $rc == 1 ]] && grep -q 'session $session (offset [0-9]*, line $line): the pending reasons differ' <<<'$out'"
 
 size=$(wc -c <"$rec")
 lastoff=$((size - $(tail -n 1 "$rec" | wc -c)))
