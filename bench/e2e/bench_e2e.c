@@ -8,9 +8,11 @@
  *             [--create-inflight N] [--raw-inflight N[,N...]] [--raw-as scheduler|admin]
  *             [--gang-interval-ms MS] [--schedule-period-ms MS] [--daemon-qps Q]
  *             [--daemon-burst B] [--daemon-v N] [--scheduler-conf F]
- *             [--timeout S] [--seed N] [--cleanup] [--phases raw,sched,raw2,lat]
+ *             [--timeout S] [--seed N] [--cleanup] [--phases raw,sched,raw2,lat,failover]
  *             [--bound-pods N] [--peer BINARY [--peer-arg ARG]... [--peer-name NAME]]
  *             [--scheduler-name NAME] [--group-kind none|kube-batch|k8s]
+ *             [--kill-at FRACTION] [--lease-duration-s S] [--renew-deadline-s S]
+ *             [--retry-period-s S] [--lease-namespace NS] [--lease-name NAME]
  *
  * One process, one run, four phases, all against the same cluster:
  *
@@ -77,6 +79,31 @@
  * their spread is how long such a group stays partly bound without a gang
  * scheduler). e2e.json gets peer (0/1) and group_kind (0 none, 1
  * kube-batch, 2 k8s).
+ *
+ * Failover (issue 18 item 3; only when --phases names it, after the
+ * others, whose daemon is stopped first; bench/run step failover runs it
+ * alone on the cold start's cluster): two kube-batchd with --leader-elect
+ * and the lease flags given (defaults 4 s / 3 s / 1 s, Lease
+ * kube-system/kube-batchd), logs DIR/daemon-0.log and daemon-1.log. Once
+ * both answer /livez, both report kube_batchd_cache_synced 1 and exactly
+ * one kube_batchd_leader 1, --pods pods in gangs are created in namespace
+ * e2e-failover-RUN (watched as phases 2 and 3) while the leader binds
+ * them; as soon as the watch shows --kill-at (default 0.2) of them bound,
+ * the leader gets SIGKILL (an ev_check after every loop iteration). The
+ * standby's /metrics is polled every 20 ms: it took the lease after t_lo
+ * (the send time of its last "kube_batchd_leader 0" answer) and before t_hi
+ * (the receipt of its first "1"). Keys failover_*: takeover_ms (t_hi -
+ * kill), takeover_resolution_ms (t_hi - t_lo), first_bind_after_lease_ms
+ * (the first bind after t_lo - t_lo: an upper bound),
+ * bound_after_kill_by_old_leader (binds seen between the kill and t_lo:
+ * the dead leader's requests already sent), bound_by_new_leader (after
+ * t_lo) against the new leader's kube_batchd_binds_total and
+ * kube_batchd_bind_failures_total (a Binding refused), node_changes (an
+ * event whose spec.nodeName differs from the first one seen; Kubernetes
+ * forbids it, so a sanity check of the watch), gangs_partial_at_takeover
+ * and _at_end, unbound_at_end (a gang stuck partial shows as pods never
+ * bound within --timeout: counted, not failed), all_bound_after_kill_ms,
+ * gang_spread_*, lease_transitions (the Lease read at the end).
  *
  * --phases runs a subset, always in the order above (phase 3 without phase
  * 2 starts the daemon itself); bench/run runs "lat" alone once, then
