@@ -2212,7 +2212,7 @@ typedef struct failover {
 	double t_kill;
 	size_t bound_at_kill;
 	ev_timer poll;
-	bool poll_inflight;
+	bool poll_inflight, done; /* done: the phase is over, no poll re-armed */
 	double t_sent, t_lo, t_hi;
 } failover;
 
@@ -2328,17 +2328,18 @@ static int fo_start(bench *b, fo_daemon *d)
 	return 0;
 }
 
-/* Stops daemon d if it runs (SIGTERM, SIGKILL after DAEMON_STOP_S) and frees
- * its client. Returns its exit status word (0 if it was never started). */
 static bool fo_gone(bench *b, void *ctx)
 {
 	return ((fo_daemon *)ctx)->exited;
 }
 
-static int fo_stop(bench *b, fo_daemon *d)
+/* Stops daemon d if it runs (SIGTERM, SIGKILL after DAEMON_STOP_S) and frees
+ * its client, cancelling a poll in flight (ctx: the failover state). Returns
+ * its exit status word (0 if it was never started). */
+static int fo_stop(bench *b, fo_daemon *d, void *poll_ctx)
 {
 	if (d->http) {
-		kb_kube_cancel(d->http, d);
+		kb_kube_cancel(d->http, poll_ctx);
 		kb_kube_client_free(d->http);
 		d->http = NULL;
 	}
@@ -2406,6 +2407,8 @@ static void fo_poll_done(void *ctx, int status, const char *body, size_t len)
 {
 	failover *f = ctx;
 	f->poll_inflight = false;
+	if (f->done)
+		return;
 	double leader = status == 200 ? metric_get(body, len, "kube_batchd_leader") : NAN;
 	if (leader == 1) {
 		f->t_hi = now_s();
@@ -2655,11 +2658,12 @@ static int phase_failover(bench *b)
 {
 	failover f = {.b = b};
 	int r = phase_failover_run(b, &f);
+	f.done = true;
 	ev_check_stop(b->loop, &f.kill_check);
 	ev_timer_stop(b->loop, &f.poll);
 	for (int i = 0; i < 2; i++) {
 		bool was_killed = f.d[i].killed;
-		int st = fo_stop(b, &f.d[i]);
+		int st = fo_stop(b, &f.d[i], &f);
 		if (r == 0 && !was_killed && !(WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
 			fail(b, "failover: kube-batchd #%d did not stop cleanly on SIGTERM (status word "
 				"%d); its log %s", i, st, f.d[i].log);
