@@ -8,9 +8,11 @@
  *             [--create-inflight N] [--raw-inflight N[,N...]] [--raw-as scheduler|admin]
  *             [--gang-interval-ms MS] [--schedule-period-ms MS] [--daemon-qps Q]
  *             [--daemon-burst B] [--daemon-v N] [--scheduler-conf F]
- *             [--timeout S] [--seed N] [--cleanup] [--phases raw,sched,raw2,lat]
+ *             [--timeout S] [--seed N] [--cleanup] [--phases raw,sched,raw2,lat,failover]
  *             [--bound-pods N] [--peer BINARY [--peer-arg ARG]... [--peer-name NAME]]
  *             [--scheduler-name NAME] [--group-kind none|kube-batch|k8s]
+ *             [--kill-at FRACTION] [--lease-duration-s S] [--renew-deadline-s S]
+ *             [--retry-period-s S] [--lease-namespace NS] [--lease-name NAME]
  *
  * One process, one run, four phases, all against the same cluster:
  *
@@ -77,6 +79,31 @@
  * their spread is how long such a group stays partly bound without a gang
  * scheduler). e2e.json gets peer (0/1) and group_kind (0 none, 1
  * kube-batch, 2 k8s).
+ *
+ * Failover (issue 18 item 3; only when --phases names it, after the
+ * others, whose daemon is stopped first; bench/run step failover runs it
+ * alone on the cold start's cluster): two kube-batchd with --leader-elect
+ * and the lease flags given (defaults 4 s / 3 s / 1 s, Lease
+ * kube-system/kube-batchd), logs DIR/daemon-0.log and daemon-1.log. Once
+ * both answer /livez, both report kube_batchd_cache_synced 1 and exactly
+ * one kube_batchd_leader 1, --pods pods in gangs are created in namespace
+ * e2e-failover-RUN (watched as phases 2 and 3) while the leader binds
+ * them; as soon as the watch shows --kill-at (default 0.2) of them bound,
+ * the leader gets SIGKILL (an ev_check after every loop iteration). The
+ * standby's /metrics is polled every 20 ms: it took the lease after t_lo
+ * (the send time of its last "kube_batchd_leader 0" answer) and before t_hi
+ * (the receipt of its first "1"). Keys failover_*: takeover_ms (t_hi -
+ * kill), takeover_resolution_ms (t_hi - t_lo), first_bind_after_lease_ms
+ * (the first bind after t_lo - t_lo: an upper bound),
+ * bound_after_kill_by_old_leader (binds seen between the kill and t_lo:
+ * the dead leader's requests already sent), bound_by_new_leader (after
+ * t_lo) against the new leader's kube_batchd_binds_total and
+ * kube_batchd_bind_failures_total (a Binding refused), node_changes (an
+ * event whose spec.nodeName differs from the first one seen; Kubernetes
+ * forbids it, so a sanity check of the watch), gangs_partial_at_takeover
+ * and _at_end, unbound_at_end (a gang stuck partial shows as pods never
+ * bound within --timeout: counted, not failed), all_bound_after_kill_ms,
+ * gang_spread_*, lease_transitions (the Lease read at the end).
  *
  * --phases runs a subset, always in the order above (phase 3 without phase
  * 2 starts the daemon itself); bench/run runs "lat" alone once, then
@@ -178,6 +205,11 @@ typedef struct e2e_opts {
 	const char *peer_name;      /* --peer-name, for messages */
 	const char *scheduler_name; /* --scheduler-name: the phase 2 and 3 pods' schedulerName */
 	int group_kind;             /* --group-kind: GROUP_* */
+	/* The failover phase: the leader is killed once this fraction of the
+	 * pods is seen bound (--kill-at); the daemons' leader election flags. */
+	double kill_at;
+	double lease_s, renew_s, retry_s;       /* --lease-duration-s ... */
+	const char *lease_ns, *lease_name;      /* --lease-namespace, --lease-name */
 } e2e_opts;
 
 /* The gang object of phase 2 and 3 pods (--group-kind): none (plain pods,
@@ -192,8 +224,8 @@ static const char *const GROUP_KIND[] = {"none", "kube-batch", "k8s"};
 
 /* Run in this order. PH_RAW2 is phase 1 again after the scheduler's burst
  * (bench/run brackets every burst with two raw phases). */
-enum { PH_RAW, PH_SCHED, PH_RAW2, PH_LAT, NPHASES };
-static const char *const PHASE_TAG[NPHASES] = {"raw", "sched", "raw2", "lat"};
+enum { PH_RAW, PH_SCHED, PH_RAW2, PH_LAT, PH_FAIL, NPHASES };
+static const char *const PHASE_TAG[NPHASES] = {"raw", "sched", "raw2", "lat", "failover"};
 
 static bool is_raw(int k)
 {
@@ -212,7 +244,9 @@ typedef struct phase {
 	double *t_pg;       /* PodGroup create sent (phase 3) */
 	double *t_bound;    /* watch delivered spec.nodeName; 0 = not yet */
 	uint8_t *seen;      /* SEEN_* */
+	uint32_t *node_h;   /* FNV-1a of the spec.nodeName first seen (0 = none) */
 	size_t nadded, nbound;
+	size_t nmoved;      /* events whose spec.nodeName differs from the first seen */
 } phase;
 
 /* What the daemon's /metrics said. */
@@ -714,7 +748,9 @@ static int phase_init(bench *b, int k, size_t npods, uint64_t *rng)
 	ph->t_pg = calloc(cap, sizeof(double));
 	ph->t_bound = calloc(npods + 1, sizeof(double));
 	ph->seen = calloc(npods + 1, 1);
-	if (!ph->gang_first || !ph->t_create || !ph->t_pg || !ph->t_bound || !ph->seen)
+	ph->node_h = calloc(npods + 1, sizeof(uint32_t));
+	if (!ph->gang_first || !ph->t_create || !ph->t_pg || !ph->t_bound || !ph->seen ||
+	    !ph->node_h)
 		return -ENOMEM;
 	size_t g = 0, i = 0;
 	int span = b->o->gang_max - b->o->gang_min + 1;
@@ -735,6 +771,7 @@ static void phase_release(phase *ph)
 	free(ph->t_pg);
 	free(ph->t_bound);
 	free(ph->seen);
+	free(ph->node_h);
 	memset(ph, 0, sizeof(*ph));
 }
 
@@ -768,9 +805,21 @@ static void watch_pod(bench *b, int k, const char *type, const char *name, const
 		ph->seen[i] |= SEEN_ADDED;
 		ph->nadded++;
 	}
-	if (node && node[0] && ph->t_bound[i] == 0) {
+	if (!node || !node[0])
+		return;
+	uint32_t h = 2166136261u; /* FNV-1a, never 0 for a node name here (| 1) */
+	for (const char *c = node; *c; c++)
+		h = (h ^ (uint8_t)*c) * 16777619u;
+	h |= 1;
+	if (ph->t_bound[i] == 0) {
 		ph->t_bound[i] = t;
+		ph->node_h[i] = h;
 		ph->nbound++;
+	} else if (ph->node_h[i] != h) {
+		/* Kubernetes forbids it (spec.nodeName is immutable once set): a
+		 * sanity check that the API's own record shows no pod placed twice. */
+		ph->node_h[i] = h;
+		ph->nmoved++;
 	}
 }
 
@@ -2131,6 +2180,499 @@ out:
 /* Deletes what the run made (best effort, logged): pods (grace 0) and
  * PodGroups of every phase, and the nodes. Namespaces stay (no namespace
  * controller would finish deleting them). */
+/* ---- failover: two daemons with leader election, the leader killed mid-burst ------------ */
+
+/* One of the two kube-batchd of the failover phase: its process, port and
+ * log (OUT/daemon-<i>.log), and the client for its /livez and /metrics. */
+typedef struct fo_daemon {
+	bench *b;
+	int idx;
+	pid_t pid;
+	int port;
+	char log[4096];
+	ev_child child;
+	bool exited, killed, stopping;
+	int status;
+	kb_kube_client *http;
+	double t_synced; /* first /metrics with kube_batchd_cache_synced 1; 0 = not yet */
+} fo_daemon;
+
+/* The failover phase's state: the kill (an ev_check after every loop
+ * iteration, so the leader dies as soon as the watch shows the fraction
+ * bound) and the takeover poll (the standby's /metrics every
+ * FO_POLL_S; t_lo: the send time of its last "kube_batchd_leader 0"
+ * answer, t_hi: the receipt of its first "1"). */
+#define FO_POLL_S 0.02
+typedef struct failover {
+	bench *b;
+	fo_daemon d[2];
+	int leader; /* index of the first leader */
+	size_t kill_at;
+	ev_check kill_check;
+	double t_kill;
+	size_t bound_at_kill;
+	ev_timer poll;
+	bool poll_inflight, done; /* done: the phase is over, no poll re-armed */
+	double t_sent, t_lo, t_hi;
+} failover;
+
+/* The value of the unlabelled sample `name` in a /metrics body, or NAN. */
+static double metric_get(const char *body, size_t len, const char *name)
+{
+	size_t nl = strlen(name);
+	const char *p = body, *end = body + len;
+	while (p < end) {
+		const char *eol = memchr(p, '\n', (size_t)(end - p));
+		if (!eol)
+			eol = end;
+		if ((size_t)(eol - p) > nl + 1 && memcmp(p, name, nl) == 0 && p[nl] == ' ') {
+			char num[64];
+			size_t n = (size_t)(eol - p) - nl - 1;
+			n = n < sizeof(num) - 1 ? n : sizeof(num) - 1;
+			memcpy(num, p + nl + 1, n);
+			num[n] = '\0';
+			return strtod(num, NULL);
+		}
+		p = eol + 1;
+	}
+	return NAN;
+}
+
+static void fo_exit_cb(struct ev_loop *loop, ev_child *w, int revents)
+{
+	fo_daemon *d = w->data;
+	ev_child_stop(loop, w);
+	d->exited = true;
+	d->status = w->rstatus;
+	if (!d->killed && !d->stopping)
+		fail(d->b, "failover: kube-batchd #%d (pid %d) exited during the run (%s %d); its "
+			   "log: %s", d->idx, (int)d->pid, WIFSIGNALED(w->rstatus) ? "signal" : "status",
+		     WIFSIGNALED(w->rstatus) ? WTERMSIG(w->rstatus) : WEXITSTATUS(w->rstatus), d->log);
+}
+
+/* Starts daemon d with --leader-elect and the phase's lease flags. Returns
+ * 0 or -1 with the run failed. */
+static int fo_start(bench *b, fo_daemon *d)
+{
+	const e2e_opts *o = b->o;
+	char listen[64], period[32], v[16], lease[32], renew[32], retry[32], server[64];
+	d->port = free_port();
+	if (d->port < 0) {
+		fail(b, "no free TCP port on 127.0.0.1 for kube-batchd #%d: %s", d->idx,
+		     strerror(errno));
+		return -1;
+	}
+	snprintf(listen, sizeof(listen), "127.0.0.1:%d", d->port);
+	snprintf(period, sizeof(period), "%dms", o->period_ms);
+	snprintf(v, sizeof(v), "%d", o->daemon_v);
+	snprintf(lease, sizeof(lease), "%gs", o->lease_s);
+	snprintf(renew, sizeof(renew), "%gs", o->renew_s);
+	snprintf(retry, sizeof(retry), "%gs", o->retry_s);
+	const char *argv[32] = {o->daemon, "--kubeconfig", o->sched_kubeconfig,
+				"--listen-address", listen, "--schedule-period", period, "-v", v,
+				"--leader-elect", "--leader-elect-lease-duration", lease,
+				"--leader-elect-renew-deadline", renew, "--leader-elect-retry-period",
+				retry, "--leader-elect-resource-namespace", o->lease_ns,
+				"--leader-elect-resource-name", o->lease_name};
+	int n = 20;
+	if (o->daemon_conf) {
+		argv[n++] = "--scheduler-conf";
+		argv[n++] = o->daemon_conf;
+	}
+	argv[n] = NULL;
+	snprintf(d->log, sizeof(d->log), "%s/daemon-%d.log", o->out, d->idx);
+	int fd = open(d->log, O_WRONLY | O_CREAT | O_CLOEXEC | O_TRUNC, 0644);
+	if (fd < 0) {
+		fail(b, "daemon log \"%s\": %s", d->log, strerror(errno));
+		return -1;
+	}
+	pid_t parent = getpid();
+	pid_t pid = fork();
+	if (pid < 0) {
+		close(fd);
+		fail(b, "fork for \"%s\": %s", o->daemon, strerror(errno));
+		return -1;
+	}
+	if (pid == 0) {
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		if (getppid() != parent)
+			_exit(1);
+		dup2(fd, STDOUT_FILENO);
+		dup2(fd, STDERR_FILENO);
+		execv(o->daemon, (char *const *)argv);
+		dprintf(STDERR_FILENO, "bench-e2e: exec \"%s\": %s\n", o->daemon, strerror(errno));
+		_exit(127);
+	}
+	close(fd);
+	d->b = b;
+	d->pid = pid;
+	ev_child_init(&d->child, fo_exit_cb, pid, 0);
+	d->child.data = d;
+	ev_child_start(b->loop, &d->child);
+	snprintf(server, sizeof(server), "http://127.0.0.1:%d", d->port);
+	kb_kube_config cfg = {.server = server};
+	kb_err err = {0};
+	d->http = kb_kube_client_new(b->loop, &cfg, NULL, &err);
+	if (!d->http) {
+		fail(b, "client for kube-batchd #%d's %s: %s", d->idx, server, err.msg);
+		return -1;
+	}
+	kb_info("failover: started kube-batchd #%d (pid %d) --listen-address %s --leader-elect "
+		"--leader-elect-lease-duration %s --leader-elect-renew-deadline %s "
+		"--leader-elect-retry-period %s --leader-elect-resource-namespace %s "
+		"--leader-elect-resource-name %s; log %s",
+		d->idx, (int)pid, listen, lease, renew, retry, o->lease_ns, o->lease_name, d->log);
+	return 0;
+}
+
+static bool fo_gone(bench *b, void *ctx)
+{
+	return ((fo_daemon *)ctx)->exited;
+}
+
+/* Stops daemon d if it runs (SIGTERM, SIGKILL after DAEMON_STOP_S) and frees
+ * its client, cancelling a poll in flight (ctx: the failover state). Returns
+ * its exit status word (0 if it was never started). */
+static int fo_stop(bench *b, fo_daemon *d, void *poll_ctx)
+{
+	if (d->http) {
+		kb_kube_cancel(d->http, poll_ctx);
+		kb_kube_client_free(d->http);
+		d->http = NULL;
+	}
+	if (d->pid <= 0)
+		return 0;
+	d->stopping = true;
+	if (!d->exited) {
+		kill(d->pid, SIGTERM);
+		if (!loop_until(b, fo_gone, d, DAEMON_STOP_S, false)) {
+			kb_warn("failover: kube-batchd #%d (pid %d) did not stop in %.0f s; killing it",
+				d->idx, (int)d->pid, DAEMON_STOP_S);
+			kill(d->pid, SIGKILL);
+			if (!loop_until(b, fo_gone, d, 5.0, false)) {
+				ev_child_stop(b->loop, &d->child);
+				waitpid(d->pid, &d->status, 0);
+			}
+		}
+	}
+	d->pid = 0;
+	return d->status;
+}
+
+/* Reads daemon d's /livez and /metrics: *synced, *leader, *binds,
+ * *bind_failures (NAN when the sample is missing). Returns the /metrics
+ * HTTP status (200), or another status / negative errno (not failing the
+ * run: the caller decides). */
+static int fo_read(bench *b, fo_daemon *d, double *synced, double *leader, double *binds,
+		   double *bind_failures)
+{
+	reply r = {0};
+	int st = call(b, d->http, "GET", "/livez", NULL, NULL, NULL);
+	if (st != 200)
+		return st;
+	st = call(b, d->http, "GET", "/metrics", NULL, NULL, &r);
+	if (st == 200) {
+		*synced = metric_get(r.body, r.len, "kube_batchd_cache_synced");
+		*leader = metric_get(r.body, r.len, "kube_batchd_leader");
+		*binds = metric_get(r.body, r.len, "kube_batchd_binds_total");
+		*bind_failures = metric_get(r.body, r.len, "kube_batchd_bind_failures_total");
+	}
+	free(r.body);
+	return st;
+}
+
+/* The kill: once the watch shows kill_at pods bound, SIGKILL to the leader. */
+static void fo_kill_cb(struct ev_loop *loop, ev_check *w, int revents)
+{
+	failover *f = w->data;
+	bench *b = f->b;
+	if (b->ph[PH_FAIL].nbound < f->kill_at)
+		return;
+	fo_daemon *d = &f->d[f->leader];
+	d->killed = true;
+	kill(d->pid, SIGKILL);
+	f->t_kill = now_s();
+	f->bound_at_kill = b->ph[PH_FAIL].nbound;
+	ev_check_stop(loop, w);
+	kb_info("failover: kill -9 of the leader, kube-batchd #%d (pid %d), with %zu of %zu pods "
+		"seen bound", d->idx, (int)d->pid, f->bound_at_kill, b->ph[PH_FAIL].npods);
+}
+
+static void fo_poll_arm(failover *f);
+
+static void fo_poll_done(void *ctx, int status, const char *body, size_t len)
+{
+	failover *f = ctx;
+	f->poll_inflight = false;
+	if (f->done)
+		return;
+	double leader = status == 200 ? metric_get(body, len, "kube_batchd_leader") : NAN;
+	if (leader == 1) {
+		f->t_hi = now_s();
+		kb_info("failover: kube-batchd #%d leads %.0f ms after the kill (its /metrics)",
+			1 - f->leader, (f->t_hi - f->t_kill) * 1000.0);
+		return;
+	}
+	if (leader == 0)
+		f->t_lo = f->t_sent;
+	else
+		kb_warn("failover: the standby's /metrics: HTTP %d, no kube_batchd_leader", status);
+	fo_poll_arm(f);
+}
+
+static void fo_poll_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	failover *f = w->data;
+	fo_daemon *s = &f->d[1 - f->leader];
+	if (f->t_hi > 0 || f->poll_inflight || !s->http)
+		return;
+	f->t_sent = now_s();
+	if (kb_kube_request(s->http, "GET", "/metrics", NULL, NULL, fo_poll_done, f) == 0)
+		f->poll_inflight = true;
+	else
+		fo_poll_arm(f);
+}
+
+static void fo_poll_arm(failover *f)
+{
+	ev_timer_stop(f->b->loop, &f->poll);
+	ev_timer_set(&f->poll, FO_POLL_S, 0.);
+	ev_timer_start(f->b->loop, &f->poll);
+}
+
+static bool fo_killed(bench *b, void *ctx)
+{
+	return ((failover *)ctx)->t_kill > 0;
+}
+
+static bool fo_took_over(bench *b, void *ctx)
+{
+	return ((failover *)ctx)->t_hi > 0;
+}
+
+/* Waits (every 50 ms) until both daemons answer /livez, both report
+ * kube_batchd_cache_synced 1 and exactly one kube_batchd_leader 1; sets
+ * f->leader. Returns 0 or -1 with the run failed. */
+static int fo_wait_elected(bench *b, failover *f, double t_start)
+{
+	double deadline = t_start + b->o->timeout_s;
+	while (!b->failed && now_s() < deadline) {
+		double synced[2] = {0, 0}, leader[2] = {0, 0}, binds, bf;
+		int up = 0;
+		for (int i = 0; i < 2; i++) {
+			int st = fo_read(b, &f->d[i], &synced[i], &leader[i], &binds, &bf);
+			if (st == 200 && synced[i] == 1) {
+				up++;
+				if (f->d[i].t_synced == 0)
+					f->d[i].t_synced = now_s();
+			}
+		}
+		if (up == 2 && leader[0] + leader[1] == 1) {
+			f->leader = leader[0] == 1 ? 0 : 1;
+			return 0;
+		}
+		if (up == 2 && leader[0] + leader[1] > 1) {
+			fail(b, "failover: both daemons report kube_batchd_leader 1; logs %s, %s",
+			     f->d[0].log, f->d[1].log);
+			return -1;
+		}
+		pause_s(b, 0.05);
+	}
+	if (!b->failed)
+		fail(b, "failover: within %.0f s, not both daemons synced with one leading "
+			"(synced at %.0f / %.0f ms); logs %s, %s",
+		     b->o->timeout_s, f->d[0].t_synced ? (f->d[0].t_synced - t_start) * 1e3 : -1,
+		     f->d[1].t_synced ? (f->d[1].t_synced - t_start) * 1e3 : -1, f->d[0].log,
+		     f->d[1].log);
+	return -1;
+}
+
+/* Reads the Lease: leaseTransitions into the results, holder logged. */
+static void fo_lease_put(bench *b)
+{
+	char path[512];
+	reply r = {0};
+	snprintf(path, sizeof(path), "/apis/coordination.k8s.io/v1/namespaces/%s/leases/%s",
+		 b->o->lease_ns, b->o->lease_name);
+	if (must(b, b->admin, "GET", path, NULL, 200, "the Lease", &r) < 0)
+		return;
+	json_t *j = json_loadb(r.body, r.len, 0, NULL);
+	json_t *spec = json_object_get(j, "spec");
+	json_t *tr = json_object_get(spec, "leaseTransitions");
+	res_int(b, "failover_lease_transitions", json_is_integer(tr) ? json_integer_value(tr) : -1);
+	kb_info("failover: Lease %s/%s: holder \"%s\", leaseTransitions %lld", b->o->lease_ns,
+		b->o->lease_name,
+		json_string_value(json_object_get(spec, "holderIdentity")) ?: "(none)",
+		json_is_integer(tr) ? (long long)json_integer_value(tr) : -1LL);
+	json_decref(j);
+	free(r.body);
+}
+
+/* Gangs of phase k with some but not all members bound at time t (t = 0:
+ * now, by the watch's record). */
+static size_t gangs_partial(const bench *b, int k, double t)
+{
+	const phase *ph = &b->ph[k];
+	size_t n = 0;
+	for (size_t g = 0; g < ph->ngangs; g++) {
+		size_t in = 0, size = ph->gang_first[g + 1] - ph->gang_first[g];
+		for (size_t i = ph->gang_first[g]; i < ph->gang_first[g + 1]; i++)
+			in += ph->t_bound[i] > 0 && (t == 0 || ph->t_bound[i] <= t);
+		n += in > 0 && in < size;
+	}
+	return n;
+}
+
+static int phase_failover_run(bench *b, failover *f)
+{
+	const e2e_opts *o = b->o;
+	phase *ph = &b->ph[PH_FAIL];
+	double t_start = now_s();
+	for (int i = 0; i < 2; i++) {
+		f->d[i].idx = i;
+		if (fo_start(b, &f->d[i]) < 0)
+			return -1;
+	}
+	if (fo_wait_elected(b, f, t_start) < 0)
+		return -1;
+	double t_elected = now_s();
+	res_num(b, "failover_synced_ms_0", (f->d[0].t_synced - t_start) * 1000.0);
+	res_num(b, "failover_synced_ms_1", (f->d[1].t_synced - t_start) * 1000.0);
+	res_num(b, "failover_elected_ms", (t_elected - t_start) * 1000.0);
+	kb_info("failover: both daemons synced (#0 %.0f ms, #1 %.0f ms after start; /livez 200, "
+		"kube_batchd_cache_synced 1); #%d leads, #%d is the standby",
+		(f->d[0].t_synced - t_start) * 1000.0, (f->d[1].t_synced - t_start) * 1000.0,
+		f->leader, 1 - f->leader);
+
+	/* The burst: the pods created while the leader binds; the kill as soon
+	 * as the watch shows kill_at of them bound. */
+	f->kill_at = (size_t)ceil(o->kill_at * (double)ph->npods);
+	if (f->kill_at < 1)
+		f->kill_at = 1;
+	ev_check_init(&f->kill_check, fo_kill_cb);
+	f->kill_check.data = f;
+	ev_check_start(b->loop, &f->kill_check);
+	double create_rate;
+	if (create_pods(b, PH_FAIL, &create_rate) < 0)
+		return -1;
+	double t_created = now_s();
+	if (!run_until(b, fo_killed, f, o->timeout_s)) {
+		if (!b->failed)
+			fail(b, "failover: %zu of %zu pods bound after %.0f s, the kill needs %zu",
+			     ph->nbound, ph->npods, o->timeout_s, f->kill_at);
+		return -1;
+	}
+	ev_init(&f->poll, fo_poll_cb);
+	f->poll.data = f;
+	f->t_lo = f->t_kill;
+	fo_poll_arm(f);
+	double wait_s = o->lease_s + o->retry_s * 2 + 30;
+	if (!run_until(b, fo_took_over, f, wait_s)) {
+		if (!b->failed)
+			fail(b, "failover: the standby, kube-batchd #%d, did not lead within %.0f s of "
+				"the kill; its log %s", 1 - f->leader, wait_s, f->d[1 - f->leader].log);
+		return -1;
+	}
+	ev_timer_stop(b->loop, &f->poll);
+	/* Pods bound after the kill but before the lease changed hands: the dead
+	 * leader's bindings already sent. */
+	size_t late = 0, partial_takeover = gangs_partial(b, PH_FAIL, f->t_lo);
+	for (size_t i = 0; i < ph->npods; i++)
+		late += ph->t_bound[i] > f->t_kill && ph->t_bound[i] <= f->t_lo;
+	size_t bound_before = ph->nbound;
+	kb_info("failover: at the takeover %zu of %zu pods bound (%zu of them after the kill), "
+		"%zu gangs partly bound", bound_before, ph->npods, late, partial_takeover);
+
+	/* The rest: bound by the new leader. A gang stuck partial shows here as
+	 * pods never bound: counted, not failed (bench/run judges). */
+	count_wait w = {.k = PH_FAIL, .bound = true};
+	bool all = loop_until(b, counts_reached, &w, o->timeout_s, true);
+	if (b->failed)
+		return -1;
+	double first_new = 0, last = 0;
+	size_t by_new = 0;
+	for (size_t i = 0; i < ph->npods; i++) {
+		double t = ph->t_bound[i];
+		if (t > f->t_lo) {
+			by_new++;
+			if (first_new == 0 || t < first_new)
+				first_new = t;
+		}
+		last = t > last ? t : last;
+	}
+	size_t partial_end = gangs_partial(b, PH_FAIL, 0);
+	fo_daemon *nl = &f->d[1 - f->leader];
+	double synced, leader, binds = NAN, bind_failures = NAN;
+	pause_s(b, SETTLE_PERIODS * o->period_ms / 1000.0);
+	if (fo_read(b, nl, &synced, &leader, &binds, &bind_failures) != 200) {
+		fail(b, "failover: the new leader's /livez or /metrics did not answer 200");
+		return -1;
+	}
+	fo_lease_put(b);
+	res_int(b, "failover_pods", (long long)ph->npods);
+	res_int(b, "failover_gangs", (long long)ph->ngangs);
+	res_num(b, "failover_create_pods_per_sec", create_rate);
+	res_num(b, "failover_kill_at", o->kill_at);
+	res_int(b, "failover_bound_at_kill", (long long)f->bound_at_kill);
+	res_num(b, "failover_kill_after_create_ms", (f->t_kill - t_created) * 1000.0);
+	res_int(b, "failover_bound_after_kill_by_old_leader", (long long)late);
+	res_num(b, "failover_takeover_ms", (f->t_hi - f->t_kill) * 1000.0);
+	res_num(b, "failover_takeover_resolution_ms", (f->t_hi - f->t_lo) * 1000.0);
+	res_num(b, "failover_first_bind_after_lease_ms",
+		first_new > 0 ? (first_new - f->t_lo) * 1000.0 : NAN);
+	res_num(b, "failover_all_bound_after_kill_ms", all ? (last - f->t_kill) * 1000.0 : NAN);
+	res_int(b, "failover_bound_by_new_leader", (long long)by_new);
+	res_num(b, "failover_new_leader_binds_total", binds);
+	res_num(b, "failover_new_leader_bind_failures_total", bind_failures);
+	res_int(b, "failover_node_changes", (long long)ph->nmoved);
+	res_int(b, "failover_unbound_at_end", (long long)(ph->npods - ph->nbound));
+	res_int(b, "failover_gangs_partial_at_takeover", (long long)partial_takeover);
+	res_int(b, "failover_gangs_partial_at_end", (long long)partial_end);
+	res_num(b, "failover_lease_duration_s", o->lease_s);
+	res_num(b, "failover_renew_deadline_s", o->renew_s);
+	res_num(b, "failover_retry_period_s", o->retry_s);
+	res_num(b, "failover_loadavg", loadavg1());
+	gang_spread_put(b, PH_FAIL, "failover");
+	kb_info("failover: takeover %.0f ms after the kill (poll resolution %.0f ms); the new "
+		"leader's first bind %.0f ms after it took the lease (at most); %s %.0f ms after the "
+		"kill; bound by the new leader %zu (its binds_total %.0f, bind failures %.0f); "
+		"nodeName changes %zu; unbound %zu; gangs partial at takeover %zu, at the end %zu",
+		(f->t_hi - f->t_kill) * 1000.0, (f->t_hi - f->t_lo) * 1000.0,
+		first_new > 0 ? (first_new - f->t_lo) * 1000.0 : NAN,
+		all ? "all bound" : "NOT all bound, last bind", (last - f->t_kill) * 1000.0, by_new,
+		binds, bind_failures, ph->nmoved, ph->npods - ph->nbound, partial_takeover,
+		partial_end);
+	return 0;
+}
+
+/* The failover phase (issue 18 item 3): two kube-batchd with
+ * --leader-elect (OUT/daemon-0.log, daemon-1.log), both synced and one
+ * leading before the pods are created; the leader killed (SIGKILL) once
+ * --kill-at of them are seen bound; the standby's takeover and the rest of
+ * the burst measured on the driver's pod watch. Both stopped on every path;
+ * the new leader must stop cleanly. Returns 0 or -1 with the run failed. */
+static int phase_failover(bench *b)
+{
+	failover f = {.b = b};
+	int r = phase_failover_run(b, &f);
+	f.done = true;
+	ev_check_stop(b->loop, &f.kill_check);
+	ev_timer_stop(b->loop, &f.poll);
+	for (int i = 0; i < 2; i++) {
+		bool was_killed = f.d[i].killed;
+		int st = fo_stop(b, &f.d[i], &f);
+		if (r == 0 && !was_killed && !(WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
+			fail(b, "failover: kube-batchd #%d did not stop cleanly on SIGTERM (status word "
+				"%d); its log %s", i, st, f.d[i].log);
+			r = -1;
+		}
+	}
+	return r;
+}
+
 static void cleanup_cluster(bench *b)
 {
 	const e2e_opts *o = b->o;
@@ -2238,6 +2780,10 @@ static int run(bench *b)
 		return -1;
 	if ((o->phases & 1u << PH_LAT) && phase_lat(b) < 0)
 		return -1;
+	if ((o->phases & 1u << PH_FAIL) && b->daemon_pid > 0 && daemon_stop_between(b) < 0)
+		return -1;
+	if ((o->phases & 1u << PH_FAIL) && phase_failover(b) < 0)
+		return -1;
 	res_num(b, "wall_s", now_s() - t0);
 	return results_write(b);
 }
@@ -2285,9 +2831,11 @@ static void usage(FILE *f)
 	      "                 [--raw-as scheduler|admin] [--gang-interval-ms MS]\n"
 	      "                 [--schedule-period-ms MS] [--daemon-qps Q] [--daemon-burst B]\n"
 	      "                 [--daemon-v N] [--scheduler-conf F] [--timeout S] [--seed N]\n"
-	      "                 [--cleanup] [--phases raw,sched,raw2,lat] [--bound-pods N]\n"
+	      "                 [--cleanup] [--phases raw,sched,raw2,lat,failover] [--bound-pods N]\n"
 	      "                 [--peer BINARY [--peer-arg ARG]... [--peer-name NAME]]\n"
-	      "                 [--scheduler-name NAME] [--group-kind none|kube-batch|k8s]\n",
+	      "                 [--scheduler-name NAME] [--group-kind none|kube-batch|k8s]\n"
+	      "                 [--kill-at FRACTION] [--lease-duration-s S] [--renew-deadline-s S]\n"
+	      "                 [--retry-period-s S] [--lease-namespace NS] [--lease-name NAME]\n",
 	      f);
 }
 
@@ -2298,12 +2846,14 @@ static int parse_args(int argc, char **argv, e2e_opts *o)
 			.gang_max = 16, .create_inflight = 128, .raw_inflight = {128}, .nlevels = 1,
 			.gang_interval_ms = 75, .period_ms = 1000, .daemon_qps = 0,
 			.daemon_burst = 10000, .daemon_v = 1, .timeout_s = 300, .seed = 1,
-			.phases = (1u << NPHASES) - 1, .peer_name = "peer",
-			.scheduler_name = "kube-batchd", .group_kind = GROUP_KUBE_BATCH};
+			.phases = (1u << PH_FAIL) - 1, .peer_name = "peer",
+			.scheduler_name = "kube-batchd", .group_kind = GROUP_KUBE_BATCH,
+			.kill_at = 0.2, .lease_s = 4, .renew_s = 3, .retry_s = 1,
+			.lease_ns = "kube-system", .lease_name = "kube-batchd"};
 	enum { O_ADMIN = 256, O_SCHED, O_DAEMON, O_OUT, O_NODES, O_PODS, O_LPODS, O_GMIN, O_GMAX,
 	       O_CIN, O_RIN, O_RAWAS, O_GINT, O_PERIOD, O_QPS, O_BURST, O_DV, O_CONF, O_TIMEOUT,
 	       O_SEED, O_CLEANUP, O_PHASES, O_BOUND, O_PEER, O_PEER_ARG, O_PEER_NAME, O_SNAME,
-	       O_GROUP };
+	       O_GROUP, O_KILL_AT, O_LEASE_S, O_RENEW_S, O_RETRY_S, O_LEASE_NS, O_LEASE_NAME };
 	static const struct option lo[] = {
 		{"admin", required_argument, NULL, O_ADMIN},
 		{"scheduler-kubeconfig", required_argument, NULL, O_SCHED},
@@ -2333,6 +2883,12 @@ static int parse_args(int argc, char **argv, e2e_opts *o)
 		{"peer-name", required_argument, NULL, O_PEER_NAME},
 		{"scheduler-name", required_argument, NULL, O_SNAME},
 		{"group-kind", required_argument, NULL, O_GROUP},
+		{"kill-at", required_argument, NULL, O_KILL_AT},
+		{"lease-duration-s", required_argument, NULL, O_LEASE_S},
+		{"renew-deadline-s", required_argument, NULL, O_RENEW_S},
+		{"retry-period-s", required_argument, NULL, O_RETRY_S},
+		{"lease-namespace", required_argument, NULL, O_LEASE_NS},
+		{"lease-name", required_argument, NULL, O_LEASE_NAME},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -2389,6 +2945,12 @@ static int parse_args(int argc, char **argv, e2e_opts *o)
 			o->group_kind = g;
 			break;
 		}
+		case O_KILL_AT: o->kill_at = atof(optarg); break;
+		case O_LEASE_S: o->lease_s = atof(optarg); break;
+		case O_RENEW_S: o->renew_s = atof(optarg); break;
+		case O_RETRY_S: o->retry_s = atof(optarg); break;
+		case O_LEASE_NS: o->lease_ns = optarg; break;
+		case O_LEASE_NAME: o->lease_name = optarg; break;
 		case 'h': usage(stdout); exit(0);
 		default: bad = true;
 		}
@@ -2399,6 +2961,14 @@ static int parse_args(int argc, char **argv, e2e_opts *o)
 	if (o->peer && (o->phases & 1u << PH_LAT || o->bound_pods > 0)) {
 		fprintf(stderr, "bench-e2e: --peer runs the phases raw, sched and raw2 only, without "
 				"--bound-pods\n");
+		bad = true;
+	}
+	if ((o->phases & 1u << PH_FAIL) &&
+	    (o->peer || o->group_kind == GROUP_NONE || o->kill_at <= 0 || o->kill_at >= 1 ||
+	     o->retry_s <= 0 || o->renew_s < o->retry_s || o->lease_s <= o->renew_s)) {
+		fprintf(stderr, "bench-e2e: the failover phase runs kube-batchd (no --peer) with "
+				"PodGroups, 0 < --kill-at < 1 and --retry-period-s <= "
+				"--renew-deadline-s < --lease-duration-s\n");
 		bad = true;
 	}
 	if (o->group_kind == GROUP_NONE && o->phases & 1u << PH_LAT) {
@@ -2448,7 +3018,8 @@ int main(int argc, char **argv)
 	if (phase_init(&b, PH_RAW, (size_t)o.pods, &rng) < 0 ||
 	    phase_init(&b, PH_RAW2, (size_t)o.pods, &rng) < 0 ||
 	    phase_init(&b, PH_SCHED, (size_t)o.pods, &rng) < 0 ||
-	    phase_init(&b, PH_LAT, (size_t)o.latency_pods, &rng) < 0) {
+	    phase_init(&b, PH_LAT, (size_t)o.latency_pods, &rng) < 0 ||
+	    phase_init(&b, PH_FAIL, (o.phases & 1u << PH_FAIL) ? (size_t)o.pods : 0, &rng) < 0) {
 		fail(&b, "out of memory sizing the phases");
 	} else if ((b.admin = client_for(&b, o.admin_kubeconfig, &acfg)) != NULL &&
 		   (b.watcher = client_for(&b, o.admin_kubeconfig, &wcfg)) != NULL) {
