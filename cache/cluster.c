@@ -1335,6 +1335,15 @@ static const char *queue_of(const kb_cluster *c, const char *named, const char *
 	return q ? q : c->default_queue;
 }
 
+const char *kb_cluster_pod_queue(const kb_cluster *c, const kb_object *o)
+{
+	const kb_pod_obj *p = &o->u.pod;
+	const kb_slot *pg = p->group_key ? kb_cluster_slot(c, KB_KIND_PODGROUP, p->group_key) : NULL;
+	const char *named = pg && pg->obj->u.podgroup.queue ? pg->obj->u.podgroup.queue
+							     : p->queue_name;
+	return queue_of(c, named, o->meta.ns);
+}
+
 /* The global default PriorityClass, if any (the highest value wins a tie,
  * then the name, so the choice is deterministic). */
 static void build_default_priority(const kb_cluster *c, prio_table *pt)

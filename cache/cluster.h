@@ -278,6 +278,12 @@ int kb_cluster_set_podgroup_phase(kb_cluster *c, const char *key, kb_pg_phase ph
 /* The slot of the object of that kind and key, or NULL. O(1). */
 const kb_slot *kb_cluster_slot(const kb_cluster *c, kb_kind kind, const char *key);
 
+/* The queue of pod o, as its job's is chosen: its PodGroup's spec.queue
+ * (when the store has the PodGroup), else the pod's volcano queue
+ * annotation, else its namespace's queue in the queue file, else the
+ * default queue. Borrowed from the store, o or the queue file. O(1). */
+const char *kb_cluster_pod_queue(const kb_cluster *c, const kb_object *o);
+
 int kb_cluster_assume_selected_node(kb_cluster *c, const char *claim, const char *node);
 int kb_cluster_assume_pv_claim(kb_cluster *c, const char *pv, const char *claim);
 int kb_cluster_assume_claim_bound(kb_cluster *c, const char *claim, const char *pv);

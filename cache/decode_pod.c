@@ -262,6 +262,29 @@ static int dec_run_bounds(dec_ctx *d, const kb_yaml_node *spec, const kb_yaml_no
 	return 0;
 }
 
+/* A finished pod's end: the latest terminated.finishedAt of its
+ * containers' statuses (kb_pod_obj.finished_ms). Only for the final
+ * phases, so that the pods the scheduler watches cost nothing more. */
+static int dec_finished(dec_ctx *d, const kb_yaml_node *status, kb_pod_obj *po)
+{
+	po->finished_ms = 0;
+	if (po->phase != KB_POD_SUCCEEDED && po->phase != KB_POD_FAILED)
+		return 0;
+	const kb_yaml_node *cs;
+	int r = dec_seq(d, kb_yaml_get(status, "containerStatuses"), "status.containerStatuses",
+			&cs);
+	for (size_t i = 0; r == 0 && cs && i < cs->n; i++) {
+		const kb_yaml_node *term = kb_yaml_get(kb_yaml_get(cs->items[i], "state"), "terminated");
+		bool set = false;
+		int64_t at = 0;
+		r = dec_time(d, kb_yaml_get(term, "finishedAt"),
+			     "status.containerStatuses[].state.terminated.finishedAt", &set, &at);
+		if (r == 0 && set && at > po->finished_ms)
+			po->finished_ms = at;
+	}
+	return r;
+}
+
 int dec_pod(dec_ctx *d)
 {
 	kb_pod_obj *po = &d->o->u.pod;
@@ -309,7 +332,7 @@ int dec_pod(dec_ctx *d)
 	if ((r = dec_sim_seconds(d, KB_ANN_SIM_ARRIVAL, &po->sim_arrival_ms)) < 0 ||
 	    (r = dec_sim_seconds(d, KB_ANN_SIM_DURATION, &po->sim_duration_ms)) < 0)
 		return r;
-	if ((r = dec_run_bounds(d, spec, status, po)) < 0 ||
+	if ((r = dec_run_bounds(d, spec, status, po)) < 0 || (r = dec_finished(d, status, po)) < 0 ||
 	    (r = dec_gpu_wishes(d, po)) < 0 || (r = dec_topology(d, NULL, &po->topology)) < 0)
 		return r;
 	/* A share of a GPU is a request, even one the kubelet does not count. */

@@ -277,6 +277,11 @@ typedef struct kb_pod_obj {
 	 * (0 when absent) and spec.activeDeadlineSeconds in ms (-1 when absent). */
 	int64_t start_ms;
 	int64_t active_deadline_ms;
+	/* A finished pod's end (Succeeded or Failed): the latest
+	 * status.containerStatuses[].state.terminated.finishedAt, 0 when none
+	 * says (not read for other phases). The runtime history
+	 * (scheduler/runtimes.h) reads finished pods' runs from it. */
+	int64_t finished_ms;
 	const uint8_t *gpu_devices; /* KB_ANN_GPU_DEVICES (cluster mode), or NULL */
 	uint32_t ngpu_devices;
 	/* The KB_ANN_TOPO_* and Kueue annotations (.set false without any):

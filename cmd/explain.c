@@ -19,9 +19,10 @@
  * 4 + log2(jobs running) + MINIMISE_TRIALS reads and simulations at most.
  * And when it would start (scheduler/estimate.h, one more simulation over
  * a copy of the first read, the pods bound ending at their duration
- * annotation or activeDeadlineSeconds: no runtime history here), with the
- * daemon's own estimate from the PodGroup's annotation
- * kube-batchd.io/estimated-start when it wrote one (its history counts).
+ * annotation, activeDeadlineSeconds, or the runtime history the finished
+ * pods the API still holds tell: kube/cluster_read.h), with the daemon's
+ * own estimate from the PodGroup's annotation kube-batchd.io/estimated-start
+ * when it wrote one (its history also has the pods deleted since).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -548,7 +549,7 @@ static int say_estimate(const kb_live_options *o, kb_live *l, const char *target
 	if (r < 0)
 		return r;
 	kb_estimate_options eo = {.conf = &conf, .now_ms = l->info.read_ms,
-				  .period_ms = o->period_ms, .only = target};
+				  .period_ms = o->period_ms, .only = target, .history = &l->history};
 	kb_sim_result res;
 	r = kb_estimate_run(&l->cluster, &eo, &res, err);
 	const kb_sim_estimate *e = r == 0 ? kb_estimate_find(&res, target) : NULL;
@@ -583,7 +584,9 @@ static void say_annotation(kb_live *l, const char *target, report *rp)
 static int explain(const kb_live_options *o, const char *target, report *rp, kb_err *err)
 {
 	kb_live live;
-	int r = kb_live_load(o, &live, err);
+	kb_live_options with_history = *o; /* the first read only: the estimate's */
+	with_history.read_history = true;
+	int r = kb_live_load(&with_history, &live, err);
 	if (r < 0)
 		return r;
 	kb_snapshot s;

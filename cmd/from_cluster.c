@@ -1,8 +1,9 @@
 /* from_cluster.c - `kube-batchd simulate --from-cluster`: the cluster's
  * state read through the API (read-only), the manifests given added, and
  * the scheduler simulated from now (scheduler/simulate.h), the pods bound
- * ending when their duration annotation or activeDeadlineSeconds says
- * (scheduler/estimate.h; this command has no runtime history), and an
+ * ending when their duration annotation or activeDeadlineSeconds says, else
+ * after the median runtime of their job or queue among the finished pods
+ * the API holds (scheduler/estimate.h, kube/cluster_read.h), and an
  * estimated start for each PodGroup of the cluster pending now
  * ("estimates"; the manifests' groups are not estimated). */
 #include <stdlib.h>
@@ -45,7 +46,7 @@ bool kb_cmd_wants_from_cluster(int argc, char **argv)
  * printed. 0 or -errno with err (nothing printed then). */
 static int simulate_with_estimates(kb_live *live, kb_sim_options *so, kb_err *err)
 {
-	kb_estimate_options eo = {.now_ms = live->info.read_ms};
+	kb_estimate_options eo = {.now_ms = live->info.read_ms, .history = &live->history};
 	kb_estimate_input in;
 	int r = kb_estimate_input_read(&live->cluster, &eo, &in, err);
 	if (r < 0)
@@ -78,6 +79,7 @@ int kb_cmd_simulate_from_cluster(int argc, char **argv)
 	}
 	kb_err err = {0};
 	kb_live live;
+	o.read_history = true;
 	int r = kb_live_load(&o, &live, &err);
 	if (r < 0) {
 		st = kb_live_fail(r, &err);

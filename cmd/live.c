@@ -183,6 +183,7 @@ int kb_live_load(const kb_live_options *o, kb_live *l, kb_err *err)
 {
 	memset(l, 0, sizeof(*l));
 	kb_cluster_init(&l->cluster, o->scheduler_names[0], o->default_queue);
+	kb_runtimes_init(&l->history, 0, 0);
 	int r = 0;
 	for (uint32_t i = 1; i < o->nscheduler_names && r == 0; i++)
 		if ((r = kb_cluster_add_scheduler_name(&l->cluster, o->scheduler_names[i])) < 0)
@@ -202,6 +203,7 @@ int kb_live_load(const kb_live_options *o, kb_live *l, kb_err *err)
 			.kubeconfig = o->kubeconfig,
 			.master = o->master,
 			.timeout_ms = o->timeout_ms,
+			.history = o->read_history ? &l->history : NULL,
 		};
 		r = kb_cluster_read(&ro, &l->cluster, &l->info, err);
 		if (r == 0 && !o->queue_conf)
@@ -215,6 +217,7 @@ int kb_live_load(const kb_live_options *o, kb_live *l, kb_err *err)
 void kb_live_release(kb_live *l)
 {
 	kb_cluster_release(&l->cluster);
+	kb_runtimes_release(&l->history);
 	if (l->qconf_loaded)
 		kb_queue_conf_release(&l->qconf);
 	l->qconf_loaded = false;

@@ -25,6 +25,7 @@
 #include "base/vec.h"
 #include "cache/cluster.h"
 #include "kube/cluster_read.h"
+#include "scheduler/runtimes.h"
 #include "queue/queue_conf.h"
 
 typedef struct kb_live_options {
@@ -37,6 +38,9 @@ typedef struct kb_live_options {
 	bool output_given;
 	long timeout_ms;
 	int64_t period_ms, max_time_ms;
+	/* Read the finished pods' runs into kb_live.history (explain and
+	 * simulate --from-cluster, for estimated starts). */
+	bool read_history;
 	KB_VEC(const char *) files; /* -f */
 	KB_VEC(const char *) args;  /* positional arguments */
 } kb_live_options;
@@ -57,10 +61,15 @@ typedef struct kb_live {
 	kb_queue_conf qconf;
 	bool qconf_loaded;
 	kb_cluster_read_info info;
+	/* The runtime history from the finished pods the API holds (o->
+	 * read_history; else empty): what the daemon's would say after a
+	 * restart (scheduler/runtimes.h). */
+	kb_runtimes history;
 } kb_live;
 
 /* Initialises l's store with the options' scheduler names, default queue
- * and queue file, and reads the cluster into it. On failure l is released.
+ * and queue file, and reads the cluster into it (and the finished pods'
+ * runs into l->history when o->read_history). On failure l is released.
  * Cost: kb_cluster_read's. */
 int kb_live_load(const kb_live_options *o, kb_live *l, kb_err *err);
 void kb_live_release(kb_live *l);

@@ -22,6 +22,7 @@
 #include "cache/cluster.h"
 #include "daemon/endpoint.h"
 #include "daemon/estimates.h"
+#include "daemon/history_seed.h"
 #include "daemon/leader.h"
 #include "daemon/metrics.h"
 #include "daemon/record.h"
@@ -77,6 +78,7 @@ struct daemon_state {
 	 * estimate_timer a while after a session, off its latency path. */
 	kb_estimates *estimates;
 	ev_timer estimate_timer;
+	kb_history_seed *history_seed; /* the history from finished pods, at start */
 
 	/* The queue file in force, and what its stat said when it was read. */
 	kb_queue_conf qconf;
@@ -287,6 +289,7 @@ static void check_synced(daemon_state *d)
 	kb_info("cache synced: %u nodes, %u pods, %u podgroups, %u queues",
 		(unsigned)d->cluster.nodes.by_key.n, (unsigned)d->cluster.pods.by_key.n,
 		(unsigned)d->cluster.podgroups.by_key.n, (unsigned)d->cluster.queues.by_key.n);
+	kb_history_seed_cache_synced(d->history_seed);
 	/* The first session --schedule-delay after the sync, not at the next
 	 * tick: a cold start binds up to a period sooner. */
 	poke(d);
@@ -387,6 +390,13 @@ static void on_discovered(void *ctx, int status, const kb_served *served)
 						? " scheduling.k8s.io/v1alpha1 (Workloads)"
 						: "");
 	d->discovered = true;
+	/* The runtime history from the finished pods (not part of the sync). */
+	kb_err err = {0};
+	d->history_seed = kb_history_seed_start(d->loop, d->control_client, d->list_client,
+						&d->cluster, d->estimates, &err);
+	if (!d->history_seed)
+		kb_warn("runtime history: listing the finished pods: %s; the history starts empty",
+			err.msg[0] ? err.msg : "failed");
 	check_synced(d);
 }
 
@@ -617,6 +627,8 @@ static void begin_stop(daemon_state *d, bool lost)
 {
 	ev_timer_stop(d->loop, &d->tick);
 	ev_timer_stop(d->loop, &d->soon);
+	ev_timer_stop(d->loop, &d->estimate_timer);
+	kb_estimates_cancel(d->estimates);
 	if (d->stopping == RUNNING) {
 		d->stopping = FINISHING;
 		d->drain_deadline = mono_s() + DRAIN_FINISH_S;
@@ -805,7 +817,8 @@ static int start_clients(daemon_state *d, kb_err *err)
 		return err && err->code ? err->code : -EINVAL;
 	d->writers = kb_writers_new(d->write_client, &d->cluster, opt->scheduler_name, err);
 	if (d->writers)
-		d->estimates = kb_estimates_new(&d->cluster, d->writers, &d->conf, opt->period_ms);
+		d->estimates = kb_estimates_new(d->loop, &d->cluster, d->writers, &d->conf,
+						 opt->period_ms);
 	if (d->writers && !d->estimates)
 		kb_err_set(err, -ENOMEM, "estimates: out of memory");
 	return d->estimates ? 0 : -ENOMEM;
@@ -846,6 +859,7 @@ static void stop_watchers(daemon_state *d)
 	d->health_endpoint = kb_endpoint_stop(d->health_endpoint);
 	for (int i = 0; i < d->nrefl; i++)
 		d->refl[i] = kb_reflector_free(d->refl[i]);
+	d->history_seed = kb_history_seed_free(d->history_seed);
 }
 
 /* Runs the loop until a signal or the loss of the lease. 0, -ENOLCK when

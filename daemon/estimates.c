@@ -12,7 +12,11 @@
 #include "base/log.h"
 #include "base/strmap.h"
 #include "base/vec.h"
+#include "daemon/forked.h"
 #include "scheduler/estimate.h"
+
+/* The first line of a run's report (below). */
+#define REPORT_HEADER "kube-batchd estimates 1"
 
 /* When each PodGroup's annotation was last written by this daemon. */
 typedef struct written {
@@ -31,7 +35,12 @@ struct kb_estimates {
 	int64_t last_cost_ms; /* the last run's wall time */
 	uint64_t last_generation;
 	bool ran;
+	kb_forked run;       /* the run in its forked process */
+	int64_t run_now_ms;  /* the wall time the run simulates from */
+	double fork_ms;      /* how long the fork held the loop */
 };
+
+static void run_done(void *arg, const kb_forked_result *res);
 
 static void written_init(written *w)
 {
@@ -60,8 +69,8 @@ static int written_put(written *w, const char *key, int64_t ms)
 	return kb_strmap_put(&w->at, k, ms);
 }
 
-kb_estimates *kb_estimates_new(kb_cluster *cluster, kb_writers *writers, const kb_conf *conf,
-			       int64_t period_ms)
+kb_estimates *kb_estimates_new(struct ev_loop *loop, kb_cluster *cluster, kb_writers *writers,
+			       const kb_conf *conf, int64_t period_ms)
 {
 	kb_estimates *e = calloc(1, sizeof(*e));
 	if (!e)
@@ -72,6 +81,7 @@ kb_estimates *kb_estimates_new(kb_cluster *cluster, kb_writers *writers, const k
 	e->period_ms = period_ms;
 	kb_runtimes_init(&e->history, 0, 0);
 	written_init(&e->last);
+	kb_forked_init(&e->run, loop, KB_ESTIMATES_REPORT_MAX, KB_ESTIMATES_DEADLINE_S, run_done, e);
 	return e;
 }
 
@@ -79,6 +89,7 @@ kb_estimates *kb_estimates_free(kb_estimates *e)
 {
 	if (!e)
 		return NULL;
+	kb_forked_cancel(&e->run);
 	kb_runtimes_release(&e->history);
 	written_release(&e->last);
 	free(e);
@@ -92,17 +103,9 @@ const kb_runtimes *kb_estimates_history(const kb_estimates *e)
 
 /* ---- history --------------------------------------------------------------------- */
 
-/* The queue of pod o (estimates.h). */
-static const char *queue_of(const kb_cluster *c, const kb_object *o)
+int kb_estimates_seed(kb_estimates *e, kb_object *const *pods, size_t n, uint32_t *ret_recorded)
 {
-	const kb_pod_obj *p = &o->u.pod;
-	const kb_slot *pg = p->group_key ? kb_cluster_slot(c, KB_KIND_PODGROUP, p->group_key) : NULL;
-	if (pg && pg->obj->u.podgroup.queue)
-		return pg->obj->u.podgroup.queue;
-	if (p->queue_name)
-		return p->queue_name;
-	const char *q = c->queue_conf ? kb_queue_conf_ns_queue(c->queue_conf, o->meta.ns) : NULL;
-	return q ? q : c->default_queue;
+	return kb_runtimes_from_finished(&e->history, e->cluster, pods, n, ret_recorded);
 }
 
 void kb_estimates_pod_gone(kb_estimates *e, const char *key, int64_t now_ms)
@@ -119,7 +122,7 @@ void kb_estimates_pod_gone(kb_estimates *e, const char *key, int64_t now_ms)
 		return;
 	char job[320];
 	const char *jn = kb_runtimes_job_name(o, job, sizeof(job));
-	const char *queue = queue_of(e->cluster, o);
+	const char *queue = kb_cluster_pod_queue(e->cluster, o);
 	if (kb_runtimes_record(&e->history, jn, queue, now_ms - start) < 0) {
 		kb_warn("runtime history: out of memory recording pod \"%s\"; its run is not counted",
 			key);
@@ -202,14 +205,23 @@ static void write_one(kb_estimates *e, const kb_sim_result *res, const kb_sim_es
 }
 
 /* Removes the annotation of every PodGroup that has one and is not pending
- * (res has no estimate for it). O(PodGroups x pending). */
+ * (res has no estimate for it). O(PodGroups + pending). */
 static void remove_stale(kb_estimates *e, const kb_sim_result *res)
 {
+	kb_strmap pending;
+	kb_strmap_init(&pending);
+	for (size_t i = 0; i < res->estimates.n; i++)
+		if (kb_strmap_put(&pending, res->estimates.v[i].podgroup, 1) < 0) {
+			kb_warn("estimates: out of memory; stale estimated starts are removed at "
+				"the next run");
+			kb_strmap_release(&pending);
+			return;
+		}
 	const kb_store *s = &e->cluster->podgroups;
 	for (size_t i = 0; i < s->slots.n; i++) {
 		const kb_object *o = s->slots.v[i].obj;
 		if (!o || !kb_labels_get(&o->meta.annotations, KB_ANN_ESTIMATED_START) ||
-		    kb_estimate_find(res, o->meta.key))
+		    kb_strmap_get(&pending, o->meta.key, NULL))
 			continue;
 		int r = kb_writers_podgroup_annotation(e->writers, o->meta.key,
 						       KB_ANN_ESTIMATED_START, NULL);
@@ -220,42 +232,185 @@ static void remove_stale(kb_estimates *e, const kb_sim_result *res)
 			kb_vlog(2, "PodGroup \"%s\": runs or is no more pending; estimated start "
 				"removed", o->meta.key);
 	}
+	kb_strmap_release(&pending);
 }
 
-void kb_estimates_after_session(kb_estimates *e, int64_t now_ms)
+static int64_t wall_now_ms(void)
 {
-	int64_t since = now_ms - e->last_run_ms;
-	bool changed = e->cluster->generation != e->last_generation;
-	/* A run that cost C ms waits at least KB_ESTIMATES_SPACING x C before
-	 * the next, so that estimates hold the loop a bounded share of the time
-	 * however large the cluster. */
-	int64_t spaced = e->last_cost_ms * KB_ESTIMATES_SPACING;
-	int64_t every = spaced > KB_ESTIMATES_EVERY_MS ? spaced : KB_ESTIMATES_EVERY_MS;
-	int64_t idle = spaced > KB_ESTIMATES_IDLE_MS ? spaced : KB_ESTIMATES_IDLE_MS;
-	if (e->ran && !(since >= every && changed) && since < idle)
-		return;
-	e->ran = true;
-	e->last_run_ms = now_ms;
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ---- the run, in a forked process ------------------------------------------------ */
+
+/* Writes s to out with tabs and newlines as spaces (the report's fields
+ * are tab-separated lines). */
+static void put_field(FILE *out, const char *s)
+{
+	for (; s && *s; s++)
+		(void)fputc(*s == '\t' || *s == '\n' || *s == '\r' ? ' ' : *s, out);
+}
+
+/* The child: runs the estimate over its copy of the store and writes the
+ * report:
+ *   REPORT_HEADER \t start_ms \t sessions \t estimates \t the child's CPU ms \n
+ *   podgroup \t known (0|1) \t time_ms \t after, or why unknown \n   (each)
+ * or, when the run fails, "error \t message \n" and a non-zero exit. */
+static int run_child(void *arg, FILE *out)
+{
+	kb_estimates *e = arg;
 	kb_estimate_options opt = {
 		.conf = e->conf,
-		.now_ms = now_ms,
+		.now_ms = e->run_now_ms,
 		.period_ms = e->period_ms,
 		.budget_ms = KB_ESTIMATES_BUDGET_MS,
 		.history = &e->history,
 	};
 	kb_sim_result res;
 	kb_err err = {0};
-	struct timespec t0, t1;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
 	int r = kb_estimate_run(e->cluster, &opt, &res, &err);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	e->last_cost_ms = (int64_t)(t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
 	if (r < 0) {
-		kb_warn("estimating starts: %s; the annotations %s stay as they are",
-			err.msg[0] ? err.msg : strerror(-r), KB_ANN_ESTIMATED_START);
+		(void)fputs("error\t", out);
+		put_field(out, err.msg[0] ? err.msg : strerror(-r));
+		(void)fputc('\n', out);
+		kb_sim_result_release(&res);
+		return r;
+	}
+	struct timespec cpu;
+	double cpu_ms = clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu) == 0
+				? (double)cpu.tv_sec * 1e3 + (double)cpu.tv_nsec / 1e6
+				: -1;
+	(void)fprintf(out, "%s\t%" PRId64 "\t%u\t%zu\t%.1f\n", REPORT_HEADER, res.start_ms,
+		      res.sessions, res.estimates.n, cpu_ms);
+	for (size_t i = 0; i < res.estimates.n; i++) {
+		const kb_sim_estimate *est = &res.estimates.v[i];
+		put_field(out, est->podgroup);
+		(void)fprintf(out, "\t%d\t%" PRId64 "\t", est->known ? 1 : 0, est->time_ms);
+		put_field(out, est->known ? est->after : est->unknown);
+		(void)fputc('\n', out);
+	}
+	kb_sim_result_release(&res);
+	return ferror(out) ? -EIO : 0;
+}
+
+/* Splits the tab-separated line at *p (ending at end) into at most n
+ * fields, NUL-terminating them in place; *p moves past the line. Returns
+ * the number of fields, 0 when no line is left. */
+static int split_line(char **p, char *end, char **fields, int n)
+{
+	if (*p >= end)
+		return 0;
+	char *nl = memchr(*p, '\n', (size_t)(end - *p));
+	char *stop = nl ? nl : end;
+	*stop = '\0';
+	int k = 0;
+	for (char *f = *p; k < n;) {
+		fields[k++] = f;
+		char *tab = strchr(f, '\t');
+		if (!tab || k == n)
+			break;
+		*tab = '\0';
+		f = tab + 1;
+	}
+	*p = nl ? nl + 1 : end;
+	return k;
+}
+
+/* Reads a report (run_child) into res->start_ms, ->sessions and
+ * ->estimates, and the child's CPU into *ret_cpu_ms. 0, -EINVAL with err
+ * naming the line, or -ENOMEM. */
+static int parse_report(char *text, size_t len, kb_sim_result *res, double *ret_cpu_ms,
+			kb_err *err)
+{
+	char *p = text, *end = text + len;
+	char *f[5];
+	unsigned long long sessions = 0;
+	if (split_line(&p, end, f, 5) != 5 || strcmp(f[0], REPORT_HEADER) != 0 ||
+	    sscanf(f[1], "%" SCNd64, &res->start_ms) != 1 || sscanf(f[2], "%llu", &sessions) != 1 ||
+	    sscanf(f[4], "%lf", ret_cpu_ms) != 1)
+		return kb_err_set(err, -EINVAL, "the report's first line is not \"%s\"",
+				  REPORT_HEADER);
+	res->sessions = (uint32_t)sessions;
+	for (size_t line = 2;; line++) {
+		int n = split_line(&p, end, f, 4);
+		if (n == 0)
+			return 0;
+		kb_sim_estimate est = {0};
+		if (n != 4 || (strcmp(f[1], "0") != 0 && strcmp(f[1], "1") != 0) ||
+		    sscanf(f[2], "%" SCNd64, &est.time_ms) != 1)
+			return kb_err_set(err, -EINVAL, "the report's line %zu is not an estimate",
+					  line);
+		est.known = f[1][0] == '1';
+		est.podgroup = strdup(f[0]);
+		est.after = strdup(est.known ? f[3] : "");
+		est.unknown = est.known ? NULL : strdup(f[3]);
+		if (!est.podgroup || !est.after || (!est.known && !est.unknown) ||
+		    KB_VEC_PUSH(&res->estimates, est) < 0) {
+			free(est.podgroup);
+			free(est.after);
+			free(est.unknown);
+			return kb_err_set(err, -ENOMEM, "out of memory reading the report");
+		}
+	}
+}
+
+/* Why a run's process failed, for the warning. */
+static void run_failure(const kb_forked_result *res, char *buf, size_t n)
+{
+	switch (res->end) {
+	case KB_FORKED_FAILED:
+		if (strncmp(res->out, "error\t", 6) == 0)
+			(void)snprintf(buf, n, "%.*s", (int)strcspn(res->out + 6, "\n"), res->out + 6);
+		else
+			(void)snprintf(buf, n, "its process exited with code %d", res->code);
+		break;
+	case KB_FORKED_SIGNALED:
+		(void)snprintf(buf, n, "its process was killed by signal %d (%s)", res->code,
+			       strsignal(res->code));
+		break;
+	case KB_FORKED_DEADLINE:
+		(void)snprintf(buf, n, "its process still ran after %d s and was killed",
+			       KB_ESTIMATES_DEADLINE_S);
+		break;
+	case KB_FORKED_TOO_LONG:
+		(void)snprintf(buf, n, "its report passed %d MiB and its process was killed",
+			       KB_ESTIMATES_REPORT_MAX >> 20);
+		break;
+	default:
+		(void)snprintf(buf, n, "reading its report: %s", strerror(res->code));
+		break;
+	}
+}
+
+/* The run's process ended: its estimates are written (the store now is
+ * what they are compared with). */
+static void run_done(void *arg, const kb_forked_result *fr)
+{
+	kb_estimates *e = arg;
+	e->last_cost_ms = (int64_t)(fr->wall_s * 1000.0);
+	char why[512];
+	if (fr->end != KB_FORKED_OK) {
+		run_failure(fr, why, sizeof(why));
+		kb_warn("estimating starts: %s; the annotations %s stay as they are", why,
+			KB_ANN_ESTIMATED_START);
+		return;
+	}
+	kb_sim_result res;
+	memset(&res, 0, sizeof(res));
+	kb_err err = {0};
+	char *text = strdup(fr->out);
+	double cpu_ms = 0;
+	int r = text ? parse_report(text, fr->len, &res, &cpu_ms, &err)
+		     : kb_err_set(&err, -ENOMEM, "out of memory copying the report");
+	free(text);
+	if (r < 0) {
+		kb_warn("estimating starts: %s; the annotations %s stay as they are", err.msg,
+			KB_ANN_ESTIMATED_START);
 		kb_sim_result_release(&res);
 		return;
 	}
+	int64_t now_ms = wall_now_ms();
 	written next;
 	written_init(&next);
 	for (size_t i = 0; i < res.estimates.n; i++)
@@ -265,8 +420,48 @@ void kb_estimates_after_session(kb_estimates *e, int64_t now_ms)
 	e->last = next;
 	/* After the writes: the generation they bumped is not a change to run for. */
 	e->last_generation = e->cluster->generation;
-	kb_vlog(1, "estimated starts of %zu pending PodGroups: %u sessions, %.1f ms", res.estimates.n,
-		res.sessions,
-		(double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
+	kb_vlog(1,
+		"estimated starts of %zu pending PodGroups: %u sessions in a forked process, "
+		"%.1f ms of its CPU, %.1f ms from the fork to the report (the fork held the "
+		"loop %.2f ms)",
+		res.estimates.n, res.sessions, cpu_ms, fr->wall_s * 1e3, e->fork_ms);
 	kb_sim_result_release(&res);
+}
+
+void kb_estimates_after_session(kb_estimates *e, int64_t now_ms)
+{
+	int64_t since = now_ms - e->last_run_ms;
+	bool changed = e->cluster->generation != e->last_generation;
+	/* A run that took C ms waits at least KB_ESTIMATES_SPACING x C before
+	 * the next, so that estimates take a bounded share of a CPU however
+	 * large the cluster. */
+	int64_t spaced = e->last_cost_ms * KB_ESTIMATES_SPACING;
+	int64_t every = spaced > KB_ESTIMATES_EVERY_MS ? spaced : KB_ESTIMATES_EVERY_MS;
+	int64_t idle = spaced > KB_ESTIMATES_IDLE_MS ? spaced : KB_ESTIMATES_IDLE_MS;
+	if (kb_forked_busy(&e->run) || (e->ran && !(since >= every && changed) && since < idle))
+		return;
+	e->ran = true;
+	e->last_run_ms = now_ms;
+	e->run_now_ms = now_ms;
+	kb_err err = {0};
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	int r = kb_forked_start(&e->run, run_child, e, &err);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	e->fork_ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+	if (r < 0)
+		kb_warn("estimating starts: %s; the annotations %s stay as they are, and the next "
+			"run is tried in %d s", err.msg, KB_ANN_ESTIMATED_START,
+			KB_ESTIMATES_EVERY_MS / 1000);
+	else
+		kb_vlog(2, "estimating starts in process %d (the fork held the loop %.2f ms)",
+			(int)e->run.pid, e->fork_ms);
+}
+
+void kb_estimates_cancel(kb_estimates *e)
+{
+	if (e && kb_forked_busy(&e->run)) {
+		kb_forked_cancel(&e->run);
+		kb_vlog(1, "estimated starts: the run in progress was stopped; nothing written");
+	}
 }

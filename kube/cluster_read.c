@@ -16,6 +16,7 @@
 #include "kube/kube_client.h"
 #include "kube/kube_source.h"
 #include "kube/reflector.h"
+#include "scheduler/runtimes.h"
 
 typedef struct read_state {
 	kb_cluster *cluster;
@@ -23,8 +24,11 @@ typedef struct read_state {
 	struct ev_loop *loop;
 	kb_cluster_read_info *info;
 	const char *kubeconfig;
-	kb_reflector *refl[KB_WATCH_MAX];
+	kb_reflector *refl[KB_WATCH_MAX + 1]; /* + the finished pods' */
 	uint32_t nrefl, nsynced;
+	kb_runtimes *history;             /* opt->history: finished pods are read */
+	KB_VEC(kb_object *) finished;     /* owned; at most KB_CLUSTER_READ_FINISHED_MAX */
+	kb_resnames finished_names;       /* theirs: they take no slot of the store's */
 	bool done;
 	int code; /* the first failure, 0 for none */
 	kb_err err;
@@ -85,6 +89,39 @@ static void on_upsert(void *ctx, kb_object *obj)
 		kb_err_set(&e, -ENOMEM, "out of memory storing the cluster's objects");
 		fail(st, -ENOMEM, &e);
 	}
+}
+
+/* A finished pod (the history's reflector): kept until every LIST is in
+ * and its queue can be told. */
+static void on_finished(void *ctx, kb_object *obj)
+{
+	read_state *st = ctx;
+	if (obj->kind != KB_KIND_POD || obj->u.pod.finished_ms <= 0 ||
+	    st->finished.n >= KB_CLUSTER_READ_FINISHED_MAX) {
+		st->info->finished_skipped += obj->kind == KB_KIND_POD && obj->u.pod.finished_ms > 0;
+		kb_object_free(obj);
+		return;
+	}
+	if (KB_VEC_PUSH(&st->finished, obj) < 0) {
+		kb_object_free(obj);
+		kb_err e = {0};
+		kb_err_set(&e, -ENOMEM, "out of memory keeping finished pods");
+		fail(st, -ENOMEM, &e);
+	}
+}
+
+static void on_finished_remove(void *ctx, kb_kind kind, const char *key)
+{
+	(void)ctx;
+	(void)kind;
+	(void)key;
+}
+
+/* A finished pod that does not decode tells no runtime: not an error. */
+static void on_finished_undecodable(void *ctx, kb_kind kind, const char *key, const kb_err *err)
+{
+	read_state *st = ctx;
+	st->info->finished_skipped++;
 }
 
 static void on_remove(void *ctx, kb_kind kind, const char *key)
@@ -152,6 +189,14 @@ static const kb_reflector_handler handler = {
 	.error = on_error,
 };
 
+static const kb_reflector_handler finished_handler = {
+	.upsert = on_finished,
+	.remove = on_finished_remove,
+	.synced = on_synced,
+	.undecodable = on_finished_undecodable,
+	.error = on_error,
+};
+
 static void on_discovered(void *ctx, int status, const kb_served *served)
 {
 	read_state *st = ctx;
@@ -176,6 +221,19 @@ static void on_discovered(void *ctx, int status, const kb_served *served)
 		st->refl[st->nrefl++] = r;
 	}
 	st->info->resources = st->nrefl;
+	if (st->history) {
+		kb_err e = {0};
+		ropt.field_selector = KB_FINISHED_POD_FIELD_SELECTOR;
+		kb_resnames_init(&st->finished_names);
+		kb_reflector *r = kb_reflector_new(st->client, st->loop, "/api/v1/pods", "v1", "Pod",
+						   &st->finished_names, &ropt, &finished_handler,
+						   st, &e);
+		if (!r) {
+			fail(st, e.code ? e.code : -ENOMEM, &e);
+			return;
+		}
+		st->refl[st->nrefl++] = r;
+	}
 }
 
 static void on_deadline(struct ev_loop *loop, ev_timer *w, int revents)
@@ -202,7 +260,8 @@ int kb_cluster_read(const kb_cluster_read_options *opt, kb_cluster *c, kb_cluste
 	if (r < 0)
 		return r;
 	(void)snprintf(info->server, sizeof(info->server), "%s", kcfg.server ? kcfg.server : "?");
-	read_state st = {.cluster = c, .info = info, .kubeconfig = opt->kubeconfig};
+	read_state st = {.cluster = c, .info = info, .kubeconfig = opt->kubeconfig,
+			 .history = opt->history};
 	st.loop = ev_loop_new(EVFLAG_AUTO);
 	if (!st.loop) {
 		r = kb_err_set(err, -ENOMEM, "cannot create an event loop");
@@ -232,8 +291,15 @@ int kb_cluster_read(const kb_cluster_read_options *opt, kb_cluster *c, kb_cluste
 		r = kb_err_set(err, -EIO, "reading the cluster from %s stopped early", info->server);
 	} else {
 		info->read_ms = wall_ms();
-		r = 0;
+		r = st.history ? kb_runtimes_from_finished(st.history, c, st.finished.v, st.finished.n,
+							   &info->finished_recorded)
+			       : 0;
+		if (r < 0)
+			kb_err_set(err, r, "out of memory recording the finished pods' runtimes");
 	}
+	for (size_t i = 0; i < st.finished.n; i++)
+		kb_object_free(st.finished.v[i]);
+	KB_VEC_RELEASE(&st.finished);
 	for (uint32_t i = 0; i < st.nrefl; i++)
 		st.refl[i] = kb_reflector_free(st.refl[i]);
 out_client:

@@ -37,11 +37,21 @@
 
 #include "base/error.h"
 #include "cache/cluster.h"
+#include "scheduler/runtimes.h"
+
+/* Finished pods kept for the history in one read; the rest are counted. */
+#define KB_CLUSTER_READ_FINISHED_MAX 10000
 
 typedef struct kb_cluster_read_options {
 	const char *kubeconfig; /* --kubeconfig, or NULL (kube/kube_source.h) */
 	const char *master;     /* --master, or NULL */
 	long timeout_ms;        /* the whole read; 0: 60000 */
+	/* When set, one more LIST: the pods in phase Succeeded
+	 * (KB_FINISHED_POD_FIELD_SELECTOR), whose runs go into this history
+	 * (scheduler/runtimes.h, kb_runtimes_from_finished) once the rest is
+	 * read; they do not enter the store. At most
+	 * KB_CLUSTER_READ_FINISHED_MAX are kept for it. */
+	kb_runtimes *history;
 } kb_cluster_read_options;
 
 typedef struct kb_cluster_read_info {
@@ -49,6 +59,8 @@ typedef struct kb_cluster_read_info {
 	int64_t read_ms;          /* wall-clock time (Unix ms) when the last LIST ended */
 	uint32_t resources;       /* resources listed */
 	uint32_t undecodable;     /* objects that did not decode */
+	uint32_t finished_recorded; /* opt->history: finished pods whose runs were recorded */
+	uint32_t finished_skipped;  /* finished pods past the cap or that did not decode */
 	char first_undecodable[512];
 } kb_cluster_read_info;
 

@@ -95,6 +95,8 @@ typedef struct kb_reflector_options {
 } kb_reflector_options;
 
 #define KB_POD_FIELD_SELECTOR "status.phase!=Succeeded,status.phase!=Failed"
+/* The pods that finished well: their runs feed the runtime history. */
+#define KB_FINISHED_POD_FIELD_SELECTOR "status.phase=Succeeded"
 
 /* Starts listing and watching path, e.g. "/api/v1/pods",
  * "/apis/scheduling.incubator.k8s.io/v1alpha1/podgroups". api_version and

@@ -6,8 +6,8 @@
  *     pod-complete stage and the simulator honour);
  *  2. its start + spec.activeDeadlineSeconds (the kubelet kills it then);
  *  3. its start + the median runtime of its job name, else of its queue,
- *     from the daemon's history (scheduler/runtimes.h; none in the
- *     read-only commands, which have no history);
+ *     from the history (scheduler/runtimes.h: the daemon's, or in the
+ *     read-only commands the finished pods the API still holds);
  *  4. none: it runs for ever (the API says nothing of when it ends).
  * Its start is status.startTime, else when the scheduler bound it, else
  * its creation. An end already past counts as now (the pod is due).

@@ -180,3 +180,48 @@ const char *kb_runtimes_job_name(const kb_object *o, char *buf, size_t n)
 	int w = snprintf(buf, n, "%s/%.*s", o->meta.ns, (int)len, name);
 	return w >= 0 && (size_t)w < n ? buf : NULL;
 }
+
+int kb_runtimes_record_finished(kb_runtimes *rt, const kb_object *o, const char *queue)
+{
+	const kb_pod_obj *p = &o->u.pod;
+	if (p->phase != KB_POD_SUCCEEDED || p->start_ms <= 0 || p->finished_ms < p->start_ms)
+		return 0;
+	char job[320];
+	int r = kb_runtimes_record(rt, kb_runtimes_job_name(o, job, sizeof(job)), queue,
+				   p->finished_ms - p->start_ms);
+	return r < 0 ? r : 1;
+}
+
+static int cmp_finished(const void *a, const void *b)
+{
+	int64_t x = (*(kb_object *const *)a)->u.pod.finished_ms;
+	int64_t y = (*(kb_object *const *)b)->u.pod.finished_ms;
+	return (x > y) - (x < y);
+}
+
+int kb_runtimes_from_finished(kb_runtimes *rt, const kb_cluster *c, kb_object *const *pods,
+			      size_t n, uint32_t *ret_recorded)
+{
+	uint32_t recorded = 0;
+	if (ret_recorded)
+		*ret_recorded = 0;
+	if (!n)
+		return 0;
+	kb_object **order = malloc(n * sizeof(*order));
+	if (!order)
+		return -ENOMEM;
+	memcpy(order, pods, n * sizeof(*order));
+	qsort(order, n, sizeof(*order), cmp_finished);
+	int r = 0;
+	for (size_t i = 0; i < n && r >= 0; i++) {
+		const kb_object *o = order[i];
+		if (o->kind != KB_KIND_POD || !kb_cluster_name_is_ours(c, o->u.pod.scheduler_name))
+			continue;
+		r = kb_runtimes_record_finished(rt, o, kb_cluster_pod_queue(c, o));
+		recorded += r > 0;
+	}
+	free(order);
+	if (ret_recorded)
+		*ret_recorded = recorded;
+	return r < 0 ? r : 0;
+}

@@ -5,7 +5,11 @@
  * running (it finished, Succeeded or Failed, or was deleted while on a
  * node; pods the scheduler itself evicted are not recorded): from its
  * status.startTime, else the time the scheduler bound it, to the moment
- * the watch showed it gone. The estimator (scheduler/estimate.h) asks for
+ * the watch showed it gone. A finished pod the API still holds (phase
+ * Succeeded) tells its run too, from status.startTime to its containers'
+ * last terminated.finishedAt (kb_runtimes_record_finished): `explain` and
+ * `simulate --from-cluster` read the history from them (kube/cluster_read.h),
+ * and so does the daemon when it starts. The estimator (scheduler/estimate.h) asks for
  * the expected runtime of a running pod with no duration annotation and no
  * activeDeadlineSeconds: the median of its job name's history, else of its
  * queue's, else none.
@@ -21,7 +25,8 @@
  * Bounds: at most max_keys keys (job and queue together); when full, the
  * key recorded least recently is forgotten. Per key the last per_key
  * runtimes (a ring). Memory: about (64 + key length + 8 x per_key) bytes per
- * key. In memory only: a restarted daemon starts with an empty history.
+ * key. In memory only: a restarted daemon starts with what the finished
+ * pods still in the API say.
  *
  * Not thread-safe; no global state. Cost: record O(1) amortised (plus
  * O(max_keys) when a key must be forgotten), median O(per_key log per_key).
@@ -33,6 +38,7 @@
 #include <stdint.h>
 
 #include "base/strmap.h"
+#include "cache/cluster.h"
 #include "cache/objects.h"
 
 #define KB_RUNTIMES_MAX_PER_KEY 64
@@ -62,6 +68,21 @@ void kb_runtimes_release(kb_runtimes *rt);
  * name (may be NULL: none) and the queue (may be NULL). Returns 0 or
  * -ENOMEM (the history is as it was for the key that failed). */
 int kb_runtimes_record(kb_runtimes *rt, const char *job, const char *queue, int64_t ms);
+
+/* Records the run of finished pod o (phase Succeeded, kb_pod_obj.start_ms
+ * and finished_ms both known, the end not before the start) under its job
+ * name and queue (may be NULL). Returns 1 when recorded, 0 when o tells no
+ * run, or -ENOMEM. */
+int kb_runtimes_record_finished(kb_runtimes *rt, const kb_object *o, const char *queue);
+
+/* The runs of finished pods (read from the API; borrowed, in any order)
+ * into rt, oldest end first so that the ring of each key keeps the latest:
+ * only the pods of c's scheduler names, each under its job name and its
+ * queue as c resolves it (kb_cluster_pod_queue: c should hold the
+ * PodGroups). *ret_recorded (may be NULL): how many were recorded.
+ * Returns 0 or -ENOMEM. O(n log n). */
+int kb_runtimes_from_finished(kb_runtimes *rt, const kb_cluster *c, kb_object *const *pods,
+			      size_t n, uint32_t *ret_recorded);
 
 /* The expected runtime: the median of the job name's runtimes, else of
  * the queue's, else -1. *ret_from (may be NULL) says which: "job" or

@@ -319,6 +319,94 @@ static void bad_start_time_names_the_field(void **state)
 	kb_cluster_release(&c);
 }
 
+/* Decodes the pod of text (one document). */
+static kb_object *pod_of(kb_cluster *c, const char *text)
+{
+	kb_yaml_file yf;
+	kb_err err = {0};
+	assert_int_equal(kb_yaml_load_buffer(text, strlen(text), "pod.yaml", &yf, &err), 0);
+	kb_object *o = NULL;
+	assert_int_equal(kb_object_decode(yf.docs[0], "pod.yaml", &c->resnames, &o, &err), 0);
+	kb_yaml_file_release(&yf);
+	return o;
+}
+
+/* Finished pods read from the API feed the history: the latest
+ * finishedAt of their containers less status.startTime, oldest end first
+ * (the ring keeps the latest), under the job name and the queue of their
+ * PodGroup; Failed pods, pods of another scheduler and pods with no
+ * finishedAt tell nothing. */
+static void history_from_finished_pods(void **state)
+{
+	kb_cluster c;
+	kb_cluster_init(&c, "kube-batchd", "default");
+	load_cluster(&c, "apiVersion: scheduling.incubator.k8s.io/v1alpha1\nkind: PodGroup\n"
+			 "metadata: {name: train, namespace: ns}\nspec: {minMember: 1, queue: research}\n");
+#define FINISHED_FMT "apiVersion: v1\nkind: Pod\nmetadata: {name: %s, namespace: ns, labels: " \
+			  "{job-name: train}, annotations: {scheduling.k8s.io/group-name: train}}\n" \
+			  "spec: {schedulerName: %s, containers: [{name: a}, {name: b}]}\n" \
+			  "status: {phase: %s, startTime: '2021-01-01T00:00:00Z', containerStatuses: " \
+			  "[{name: a, state: {terminated: {finishedAt: '2021-01-01T00:00:%02dZ'}}}, " \
+			  "{name: b, state: {terminated: {finishedAt: '2021-01-01T00:00:%02dZ'}}}]}\n"
+	char text[1024];
+	kb_object *pods[5];
+	/* ran 30 s (b ended last), 10 s, 20 s; listed out of order */
+	snprintf(text, sizeof(text), FINISHED_FMT, "p1", "kube-batchd", "Succeeded", 5, 30);
+	pods[0] = pod_of(&c, text);
+	assert_int_equal(pods[0]->u.pod.finished_ms, T0 + 30000);
+	snprintf(text, sizeof(text), FINISHED_FMT, "p2", "kube-batchd", "Succeeded", 10, 1);
+	pods[1] = pod_of(&c, text);
+	snprintf(text, sizeof(text), FINISHED_FMT, "p3", "kube-batchd", "Succeeded", 20, 20);
+	pods[2] = pod_of(&c, text);
+	snprintf(text, sizeof(text), FINISHED_FMT, "p4", "kube-batchd", "Failed", 50, 50);
+	pods[3] = pod_of(&c, text);
+	snprintf(text, sizeof(text), FINISHED_FMT, "p5", "default-scheduler", "Succeeded", 40, 40);
+	pods[4] = pod_of(&c, text);
+#undef FINISHED_FMT
+	kb_runtimes rt;
+	kb_runtimes_init(&rt, 0, 2); /* two per key: the two latest ends stay */
+	uint32_t recorded = 0;
+	assert_int_equal(kb_runtimes_from_finished(&rt, &c, pods, 5, &recorded), 0);
+	assert_int_equal(recorded, 3);
+	const char *from = NULL;
+	/* The ring of two holds 20 s and 30 s (the ends at :20 and :30), not the
+	 * 10 s of the earliest end; the median is the lower middle one. */
+	assert_int_equal(kb_runtimes_expect(&rt, "ns/train", NULL, &from), 20000);
+	assert_string_equal(from, "job");
+	assert_int_equal(kb_runtimes_expect(&rt, NULL, "research", &from), 20000);
+	assert_string_equal(from, "queue");
+	assert_int_equal(kb_runtimes_expect(&rt, NULL, "default", NULL), -1);
+	/* A running pod's finishedAt is not read */
+	kb_object *running = pod_of(&c, "apiVersion: v1\nkind: Pod\nmetadata: {name: r, namespace: ns}\n"
+					"spec: {containers: [{name: a}]}\nstatus: {phase: Running, "
+					"containerStatuses: [{name: a, state: {terminated: "
+					"{finishedAt: '2021-01-01T00:00:09Z'}}}]}\n");
+	assert_int_equal(running->u.pod.finished_ms, 0);
+	assert_int_equal(kb_runtimes_record_finished(&rt, running, "q"), 0);
+	kb_object_free(running);
+	for (int i = 0; i < 5; i++)
+		kb_object_free(pods[i]);
+	kb_runtimes_release(&rt);
+	kb_cluster_release(&c);
+}
+
+static void bad_finished_at_names_the_field(void **state)
+{
+	kb_yaml_file yf;
+	kb_err err = {0};
+	kb_cluster c;
+	kb_cluster_init(&c, "kube-batchd", "default");
+	const char *text = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c}]}\n"
+			   "status: {phase: Succeeded, containerStatuses: [{name: c, state: "
+			   "{terminated: {finishedAt: soon}}}]}\n";
+	assert_int_equal(kb_yaml_load_buffer(text, strlen(text), "pod.yaml", &yf, &err), 0);
+	kb_object *o = NULL;
+	assert_int_equal(kb_object_decode(yf.docs[0], "pod.yaml", &c.resnames, &o, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "terminated.finishedAt"));
+	kb_yaml_file_release(&yf);
+	kb_cluster_release(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -334,6 +422,8 @@ int main(void)
 		cmocka_unit_test(history_forgets_the_least_recent_key),
 		cmocka_unit_test(job_names),
 		cmocka_unit_test(bad_start_time_names_the_field),
+		cmocka_unit_test(history_from_finished_pods),
+		cmocka_unit_test(bad_finished_at_names_the_field),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
