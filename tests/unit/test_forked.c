@@ -51,6 +51,25 @@ static void run_until_done(struct ev_loop *loop, report *r)
 	assert_int_equal(r->calls, 1);
 }
 
+/* One child of fn(arg) on loop (a fresh private loop when NULL), run to
+ * its report. */
+static report run_one(struct ev_loop *loop, kb_forked_fn fn, void *arg, size_t max_out,
+		      double deadline_s)
+{
+	struct ev_loop *l = loop ? loop : ev_loop_new(EVFLAG_AUTO);
+	kb_forked f;
+	report r = {0};
+	kb_err err = {0};
+	kb_forked_init(&f, l, max_out, deadline_s, on_done, &r);
+	assert_int_equal(kb_forked_start(&f, fn, arg, &err), 0);
+	assert_true(kb_forked_busy(&f));
+	run_until_done(l, &r);
+	assert_false(kb_forked_busy(&f));
+	if (!loop)
+		ev_loop_destroy(l);
+	return r;
+}
+
 static int shared_value = 1;
 
 static int write_hello(void *arg, FILE *out)
@@ -64,20 +83,11 @@ static int write_hello(void *arg, FILE *out)
 static void output_arrives_and_memory_is_apart(void **state)
 {
 	(void)state;
-	struct ev_loop *loop = ev_loop_new(EVFLAG_AUTO);
-	kb_forked f;
-	report r = {0};
-	kb_forked_init(&f, loop, 1 << 20, 10.0, on_done, &r);
-	kb_err err = {0};
-	assert_int_equal(kb_forked_start(&f, write_hello, NULL, &err), 0);
-	assert_true(kb_forked_busy(&f));
-	run_until_done(loop, &r);
-	assert_false(kb_forked_busy(&f));
+	report r = run_one(NULL, write_hello, NULL, 1 << 20, 10.0);
 	assert_int_equal(r.end, KB_FORKED_OK);
 	assert_string_equal(r.out, "hello 2");
 	assert_int_equal(r.len, 7);
 	assert_int_equal(shared_value, 1);
-	ev_loop_destroy(loop);
 }
 
 static int fail_with_message(void *arg, FILE *out)
@@ -90,17 +100,10 @@ static int fail_with_message(void *arg, FILE *out)
 static void a_failing_child_says_so(void **state)
 {
 	(void)state;
-	struct ev_loop *loop = ev_loop_new(EVFLAG_AUTO);
-	kb_forked f;
-	report r = {0};
-	kb_forked_init(&f, loop, 1 << 20, 10.0, on_done, &r);
-	kb_err err = {0};
-	assert_int_equal(kb_forked_start(&f, fail_with_message, NULL, &err), 0);
-	run_until_done(loop, &r);
+	report r = run_one(NULL, fail_with_message, NULL, 1 << 20, 10.0);
 	assert_int_equal(r.end, KB_FORKED_FAILED);
 	assert_int_equal(r.code, 1);
 	assert_string_equal(r.out, "error\tno room"); /* what it wrote still arrives */
-	ev_loop_destroy(loop);
 }
 
 static int die_by_signal(void *arg, FILE *out)
@@ -115,16 +118,9 @@ static int die_by_signal(void *arg, FILE *out)
 static void a_signal_is_reported(void **state)
 {
 	(void)state;
-	struct ev_loop *loop = ev_loop_new(EVFLAG_AUTO);
-	kb_forked f;
-	report r = {0};
-	kb_forked_init(&f, loop, 1 << 20, 10.0, on_done, &r);
-	kb_err err = {0};
-	assert_int_equal(kb_forked_start(&f, die_by_signal, NULL, &err), 0);
-	run_until_done(loop, &r);
+	report r = run_one(NULL, die_by_signal, NULL, 1 << 20, 10.0);
 	assert_int_equal(r.end, KB_FORKED_SIGNALED);
 	assert_int_equal(r.code, SIGUSR1);
-	ev_loop_destroy(loop);
 }
 
 static int sleep_long(void *arg, FILE *out)
@@ -138,16 +134,9 @@ static int sleep_long(void *arg, FILE *out)
 static void a_child_past_its_deadline_is_killed(void **state)
 {
 	(void)state;
-	struct ev_loop *loop = ev_loop_new(EVFLAG_AUTO);
-	kb_forked f;
-	report r = {0};
-	kb_forked_init(&f, loop, 1 << 20, 0.3, on_done, &r);
-	kb_err err = {0};
-	assert_int_equal(kb_forked_start(&f, sleep_long, NULL, &err), 0);
-	run_until_done(loop, &r);
+	report r = run_one(NULL, sleep_long, NULL, 1 << 20, 0.3);
 	assert_int_equal(r.end, KB_FORKED_DEADLINE);
 	assert_true(r.wall_s >= 0.25 && r.wall_s < 5.0);
-	ev_loop_destroy(loop);
 }
 
 static int write_a_lot(void *arg, FILE *out)
@@ -162,15 +151,8 @@ static int write_a_lot(void *arg, FILE *out)
 static void too_much_output_is_cut(void **state)
 {
 	(void)state;
-	struct ev_loop *loop = ev_loop_new(EVFLAG_AUTO);
-	kb_forked f;
-	report r = {0};
-	kb_forked_init(&f, loop, 4096, 10.0, on_done, &r);
-	kb_err err = {0};
-	assert_int_equal(kb_forked_start(&f, write_a_lot, NULL, &err), 0);
-	run_until_done(loop, &r);
+	report r = run_one(NULL, write_a_lot, NULL, 4096, 10.0);
 	assert_int_equal(r.end, KB_FORKED_TOO_LONG);
-	ev_loop_destroy(loop);
 }
 
 static void one_at_a_time_and_cancel(void **state)
@@ -215,20 +197,14 @@ static int close_then_linger(void *arg, FILE *out)
 static void status_after_the_pipe_closes(void **state)
 {
 	(void)state;
-	struct ev_loop *loops[] = {ev_default_loop(0), ev_loop_new(EVFLAG_AUTO)};
+	struct ev_loop *loops[] = {ev_default_loop(0), NULL};
 	for (int i = 0; i < 2; i++) {
-		kb_forked f;
-		report r = {0};
-		kb_err err = {0};
-		kb_forked_init(&f, loops[i], 1 << 20, 10.0, on_done, &r);
-		assert_int_equal(kb_forked_start(&f, close_then_linger, NULL, &err), 0);
-		run_until_done(loops[i], &r);
+		report r = run_one(loops[i], close_then_linger, NULL, 1 << 20, 10.0);
 		assert_int_equal(r.end, KB_FORKED_FAILED);
 		assert_int_equal(r.code, 1);
 		assert_string_equal(r.out, "early");
 		assert_true(r.wall_s >= 0.25);
 	}
-	ev_loop_destroy(loops[1]);
 }
 
 /* libev's default loop reaps every child on SIGCHLD (the daemon's loop):
@@ -251,17 +227,14 @@ static void on_the_default_loop(void **state)
 		{die_by_signal, KB_FORKED_SIGNALED, SIGUSR1, "partial"},
 	};
 	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
-		report r = {0};
-		kb_forked_init(&f, loop, 1 << 20, 10.0, on_done, &r);
-		assert_true(f.use_child);
-		assert_int_equal(kb_forked_start(&f, runs[i].fn, NULL, &err), 0);
-		run_until_done(loop, &r);
+		report r = run_one(loop, runs[i].fn, NULL, 1 << 20, 10.0);
 		assert_int_equal(r.end, runs[i].end);
 		assert_int_equal(r.code, runs[i].code);
 		assert_string_equal(r.out, runs[i].out);
 	}
 	report r = {0};
 	kb_forked_init(&f, loop, 1 << 20, 10.0, on_done, &r);
+	assert_true(f.use_child);
 	assert_int_equal(kb_forked_start(&f, sleep_long, NULL, &err), 0);
 	pid_t pid = f.pid;
 	kb_forked_cancel(&f);
@@ -282,20 +255,13 @@ static int report_fd(void *arg, FILE *out)
 static void the_child_holds_none_of_the_parents_files(void **state)
 {
 	(void)state;
-	struct ev_loop *loop = ev_loop_new(EVFLAG_AUTO);
 	int fd = open("/dev/null", O_RDONLY);
 	assert_true(fd > 2);
-	kb_forked f;
-	report r = {0};
-	kb_forked_init(&f, loop, 1 << 20, 10.0, on_done, &r);
-	kb_err err = {0};
-	assert_int_equal(kb_forked_start(&f, report_fd, &fd, &err), 0);
-	run_until_done(loop, &r);
+	report r = run_one(NULL, report_fd, &fd, 1 << 20, 10.0);
 	assert_int_equal(r.end, KB_FORKED_OK);
 	assert_string_equal(r.out, "closed");
 	assert_true(fcntl(fd, F_GETFD) >= 0); /* still the parent's */
 	close(fd);
-	ev_loop_destroy(loop);
 }
 
 static int busy_half_second(void *arg, FILE *out)
