@@ -27,6 +27,7 @@ typedef struct read_state {
 	kb_reflector *refl[KB_WATCH_MAX + 1]; /* + the finished pods' */
 	uint32_t nrefl, nsynced;
 	kb_runtimes *history;             /* opt->history: finished pods are read */
+	kb_reflector *finished_refl;      /* theirs, also in refl */
 	KB_VEC(kb_object *) finished;     /* owned; at most KB_CLUSTER_READ_FINISHED_MAX */
 	kb_resnames finished_names;       /* theirs: they take no slot of the store's */
 	bool done;
@@ -96,6 +97,12 @@ static void on_upsert(void *ctx, kb_object *obj)
 static void on_finished(void *ctx, kb_object *obj)
 {
 	read_state *st = ctx;
+	/* After its LIST, the watch's events: pods that finish meanwhile, or
+	 * a finished pod's update (a second copy). The LIST is what is read. */
+	if (st->finished_refl && kb_reflector_synced(st->finished_refl)) {
+		kb_object_free(obj);
+		return;
+	}
 	if (obj->kind != KB_KIND_POD || obj->u.pod.finished_ms <= 0 ||
 	    st->finished.n >= KB_CLUSTER_READ_FINISHED_MAX) {
 		st->info->finished_skipped += obj->kind == KB_KIND_POD && obj->u.pod.finished_ms > 0;
@@ -233,6 +240,7 @@ static void on_discovered(void *ctx, int status, const kb_served *served)
 			return;
 		}
 		st->refl[st->nrefl++] = r;
+		st->finished_refl = r;
 	}
 }
 
