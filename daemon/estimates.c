@@ -38,6 +38,7 @@ struct kb_estimates {
 	kb_forked run;       /* the run in its forked process */
 	int64_t run_now_ms;  /* the wall time the run simulates from */
 	double fork_ms;      /* how long the fork held the loop */
+	int64_t waiting_since_ms; /* a run due waits for a burst's answers since (0: none) */
 };
 
 static void run_done(void *arg, const kb_forked_result *res);
@@ -440,6 +441,21 @@ void kb_estimates_after_session(kb_estimates *e, int64_t now_ms)
 	int64_t idle = spaced > KB_ESTIMATES_IDLE_MS ? spaced : KB_ESTIMATES_IDLE_MS;
 	if (kb_forked_busy(&e->run) || (e->ran && !(since >= every && changed) && since < idle))
 		return;
+	/* Bindings or evictions still waiting for answers: a burst is on, the
+	 * store is about to change, and the run would take a CPU from it. The
+	 * next session after it tries again, for up to the idle interval (a
+	 * cluster whose writes never settle still gets its estimates). */
+	uint32_t unsettled = kb_writers_unsettled(e->writers);
+	if (unsettled > 0) {
+		if (e->waiting_since_ms == 0)
+			e->waiting_since_ms = now_ms;
+		if (now_ms - e->waiting_since_ms < KB_ESTIMATES_IDLE_MS) {
+			kb_vlog(2, "estimated starts: %u bindings or evictions unanswered; the run "
+				"waits for them", unsettled);
+			return;
+		}
+	}
+	e->waiting_since_ms = 0;
 	e->ran = true;
 	e->last_run_ms = now_ms;
 	e->run_now_ms = now_ms;

@@ -18,7 +18,10 @@
  * KB_ESTIMATES_SPACING times the last run's length, so that estimates take
  * at most about 5 % of a CPU at any size), with a CPU budget of
  * KB_ESTIMATES_BUDGET_MS, KB_ESTIMATE_MAX_SESSIONS sessions and the 7-day
- * horizon. The run is done in a forked copy of the daemon (daemon/forked.h):
+ * horizon; not while bindings or evictions wait for answers (a burst: the
+ * run would compete with it for a CPU, on a store about to change), for up
+ * to KB_ESTIMATES_IDLE_MS after a run fell due. The run
+ * is done in a forked copy of the daemon (daemon/forked.h):
  * the child reads the store as it was at the fork, simulates, and sends
  * back a report of one line per pending PodGroup; the loop goes on meanwhile
  * (leases renewed, watches read, sessions run), held only for the fork
