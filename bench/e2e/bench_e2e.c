@@ -2384,7 +2384,12 @@ static int fo_read(bench *b, fo_daemon *d, double *synced, double *leader, doubl
 	return st;
 }
 
-/* The kill: once the watch shows kill_at pods bound, SIGKILL to the leader. */
+static void fo_poll_arm(failover *f);
+
+/* The kill: once the watch shows kill_at pods bound, SIGKILL to the leader;
+ * the standby's /metrics polled from then on (while the pods are still
+ * being created, too: with a 4 s lease the takeover comes before the last
+ * of 20,000 pods is created). */
 static void fo_kill_cb(struct ev_loop *loop, ev_check *w, int revents)
 {
 	failover *f = w->data;
@@ -2397,11 +2402,11 @@ static void fo_kill_cb(struct ev_loop *loop, ev_check *w, int revents)
 	f->t_kill = now_s();
 	f->bound_at_kill = b->ph[PH_FAIL].nbound;
 	ev_check_stop(loop, w);
+	f->t_lo = f->t_kill;
+	fo_poll_arm(f);
 	kb_info("failover: kill -9 of the leader, kube-batchd #%d (pid %d), with %zu of %zu pods "
 		"seen bound", d->idx, (int)d->pid, f->bound_at_kill, b->ph[PH_FAIL].npods);
 }
-
-static void fo_poll_arm(failover *f);
 
 static void fo_poll_done(void *ctx, int status, const char *body, size_t len)
 {
@@ -2552,6 +2557,8 @@ static int phase_failover_run(bench *b, failover *f)
 	f->kill_at = (size_t)ceil(o->kill_at * (double)ph->npods);
 	if (f->kill_at < 1)
 		f->kill_at = 1;
+	ev_init(&f->poll, fo_poll_cb);
+	f->poll.data = f;
 	ev_check_init(&f->kill_check, fo_kill_cb);
 	f->kill_check.data = f;
 	ev_check_start(b->loop, &f->kill_check);
@@ -2565,10 +2572,6 @@ static int phase_failover_run(bench *b, failover *f)
 			     ph->nbound, ph->npods, o->timeout_s, f->kill_at);
 		return -1;
 	}
-	ev_init(&f->poll, fo_poll_cb);
-	f->poll.data = f;
-	f->t_lo = f->t_kill;
-	fo_poll_arm(f);
 	double wait_s = o->lease_s + o->retry_s * 2 + 30;
 	if (!run_until(b, fo_took_over, f, wait_s)) {
 		if (!b->failed)
