@@ -96,9 +96,11 @@ static void complete(kb_forked *f)
 static void kill_and_report(kb_forked *f, kb_forked_end end, int code)
 {
 	stop_watching(f);
-	(void)kill(f->pid, SIGKILL);
-	while (waitpid(f->pid, NULL, 0) < 0 && errno == EINTR)
-		;
+	if (!f->exited) { /* once reaped, its pid may be another process's */
+		(void)kill(f->pid, SIGKILL);
+		while (waitpid(f->pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
 	report(f, end, code);
 }
 
