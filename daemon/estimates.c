@@ -402,7 +402,7 @@ static void run_done(void *arg, const kb_forked_result *fr)
 	kb_err err = {0};
 	char *text = strdup(fr->out);
 	double cpu_ms = 0;
-	int r = text ? parse_report(text, fr->len, &res, &cpu_ms, &err)
+	int r = text ? parse_report(text, strlen(text), &res, &cpu_ms, &err)
 		     : kb_err_set(&err, -ENOMEM, "out of memory copying the report");
 	free(text);
 	if (r < 0) {
