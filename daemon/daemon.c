@@ -393,7 +393,7 @@ static void on_discovered(void *ctx, int status, const kb_served *served)
 	/* The runtime history from the finished pods (not part of the sync). */
 	kb_err err = {0};
 	d->history_seed = kb_history_seed_start(d->loop, d->control_client, d->list_client,
-						&d->cluster, d->estimates, &err);
+						d->estimates, &err);
 	if (!d->history_seed)
 		kb_warn("runtime history: listing the finished pods: %s; the history starts empty",
 			err.msg[0] ? err.msg : "failed");

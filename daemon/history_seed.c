@@ -14,7 +14,6 @@
 
 struct kb_history_seed {
 	struct ev_loop *loop;
-	kb_cluster *cluster;
 	kb_estimates *estimates;
 	kb_reflector *refl;
 	/* The finished pods' resource names: their own table, so that they
@@ -121,8 +120,8 @@ static const kb_reflector_handler handler = {
 };
 
 kb_history_seed *kb_history_seed_start(struct ev_loop *loop, kb_kube_client *watch_client,
-				       kb_kube_client *list_client, kb_cluster *cluster,
-				       kb_estimates *estimates, kb_err *err)
+				       kb_kube_client *list_client, kb_estimates *estimates,
+				       kb_err *err)
 {
 	kb_history_seed *s = calloc(1, sizeof(*s));
 	if (!s) {
@@ -130,7 +129,6 @@ kb_history_seed *kb_history_seed_start(struct ev_loop *loop, kb_kube_client *wat
 		return NULL;
 	}
 	s->loop = loop;
-	s->cluster = cluster;
 	s->estimates = estimates;
 	ev_init(&s->stop, on_stop);
 	s->stop.data = s;

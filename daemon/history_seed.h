@@ -24,7 +24,7 @@
  * loop, once; memory for up to KB_HISTORY_SEED_MAX decoded pods until the
  * seed is recorded.
  *
- * Ownership: borrows the loop, the clients, the store and the estimates
+ * Ownership: borrows the loop, the clients and the estimates
  * (all must outlive it). Not thread-safe; no global state.
  */
 #ifndef KB_DAEMON_HISTORY_SEED_H
@@ -43,8 +43,8 @@ struct ev_loop;
 
 /* Starts the LIST. NULL with err on failure (-ENOMEM, or the reflector's). */
 kb_history_seed *kb_history_seed_start(struct ev_loop *loop, kb_kube_client *watch_client,
-				       kb_kube_client *list_client, kb_cluster *cluster,
-				       kb_estimates *estimates, kb_err *err);
+				       kb_kube_client *list_client, kb_estimates *estimates,
+				       kb_err *err);
 
 /* The cache has synced: the seed is recorded now if its LIST is in, else
  * when it is. */

@@ -105,7 +105,6 @@ static void on_finished(void *ctx, kb_object *obj)
 	}
 	if (obj->kind != KB_KIND_POD || obj->u.pod.finished_ms <= 0 ||
 	    st->finished.n >= KB_CLUSTER_READ_FINISHED_MAX) {
-		st->info->finished_skipped += obj->kind == KB_KIND_POD && obj->u.pod.finished_ms > 0;
 		kb_object_free(obj);
 		return;
 	}
@@ -127,8 +126,10 @@ static void on_finished_remove(void *ctx, kb_kind kind, const char *key)
 /* A finished pod that does not decode tells no runtime: not an error. */
 static void on_finished_undecodable(void *ctx, kb_kind kind, const char *key, const kb_err *err)
 {
-	read_state *st = ctx;
-	st->info->finished_skipped++;
+	(void)ctx;
+	(void)kind;
+	(void)key;
+	(void)err;
 }
 
 static void on_remove(void *ctx, kb_kind kind, const char *key)
@@ -300,7 +301,7 @@ int kb_cluster_read(const kb_cluster_read_options *opt, kb_cluster *c, kb_cluste
 	} else {
 		info->read_ms = wall_ms();
 		r = st.history ? kb_runtimes_from_finished(st.history, c, st.finished.v, st.finished.n,
-							   &info->finished_recorded)
+							   NULL)
 			       : 0;
 		if (r < 0)
 			kb_err_set(err, r, "out of memory recording the finished pods' runtimes");

@@ -39,7 +39,7 @@
 #include "cache/cluster.h"
 #include "scheduler/runtimes.h"
 
-/* Finished pods kept for the history in one read; the rest are counted. */
+/* Finished pods kept for the history in one read; the rest are not read. */
 #define KB_CLUSTER_READ_FINISHED_MAX 10000
 
 typedef struct kb_cluster_read_options {
@@ -59,8 +59,6 @@ typedef struct kb_cluster_read_info {
 	int64_t read_ms;          /* wall-clock time (Unix ms) when the last LIST ended */
 	uint32_t resources;       /* resources listed */
 	uint32_t undecodable;     /* objects that did not decode */
-	uint32_t finished_recorded; /* opt->history: finished pods whose runs were recorded */
-	uint32_t finished_skipped;  /* finished pods past the cap or that did not decode */
 	char first_undecodable[512];
 } kb_cluster_read_info;
 
