@@ -227,13 +227,17 @@ for s in "${scenarios[@]}"; do
 		k patch "podgroups.$group" "$pg" -n "$ns" --subresource=status --type=merge -p "$patch" >/dev/null 2>&1 ||
 			k patch "podgroups.$group" "$pg" -n "$ns" --type=merge -p "$patch" >/dev/null
 	done
-	# Settled: the bound set unchanged over 6 s (more than a period), at
-	# most 60 s.
-	prev= same=0
-	for ((i = 0; i < 300 && same < 30; i++)); do
-		sleep 0.2
+	# Settled: the bound set unchanged over 6 s of the clock (more than a
+	# period), read every half second, at most 60 s. (Counted in reads, as
+	# it was, each kubectl call of 0.15 s made the window 11 s.)
+	since=$((${EPOCHREALTIME/./} / 1000)) prev=
+	settle_end=$((since + 60000))
+	while :; do
+		sleep 0.5
+		now=$((${EPOCHREALTIME/./} / 1000))
 		cur=$(k get pods -A -o jsonpath='{range .items[*]}{.metadata.namespace}/{.metadata.name}={.spec.nodeName} {end}')
-		if [[ $cur == "$prev" ]]; then same=$((same + 1)); else same=0 prev=$cur; fi
+		if [[ $cur != "$prev" ]]; then prev=$cur since=$now; fi
+		((now - since >= 6000 || now >= settle_end)) && break
 	done
 	k get pods -A -o json >"$dir/$name.pods.json"
 	k get nodes -o json >"$dir/$name.nodes.json"
