@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "base/clock.h"
 #include "base/log.h"
 #include "cache/cluster.h"
 #include "daemon/endpoint.h"
@@ -96,7 +97,7 @@ struct daemon_state {
 	/* An early session: armed by a change to the cluster, once changes
 	 * have settled (see poke()). */
 	ev_timer soon;
-	double burst_start_s; /* mono_s() of the first change of the burst soon waits out */
+	double burst_start_s; /* kb_mono_s() of the first change of the burst soon waits out */
 	double period_s;      /* --schedule-period */
 	/* What the last session learnt for the next (scheduler/framework.h). */
 	kb_session_memo memo;
@@ -128,20 +129,6 @@ struct daemon_state {
 	kb_summary summary;
 	kb_metrics_totals totals;
 };
-
-static int64_t wall_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static double mono_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* ---- the queue file -------------------------------------------------------------- */
 
@@ -215,7 +202,7 @@ static void on_upsert(void *ctx, kb_object *obj)
 	 * rest (echoes of our bindings and status writes, kubelets' statuses,
 	 * heartbeats) wait for the period. */
 	uint64_t work = d->cluster.work_generation;
-	int64_t t = wall_ms();
+	int64_t t = kb_wall_ms();
 	kb_recorder_upsert(d->rec, t);
 	if (kb_cluster_apply(&d->cluster, obj, t) < 0)
 		kb_error("out of memory storing a %s", kind == KB_KIND_POD ? "Pod" : "object");
@@ -227,7 +214,7 @@ static void on_remove(void *ctx, kb_kind kind, const char *key)
 {
 	daemon_state *d = ctx;
 	if (kind == KB_KIND_POD) {
-		kb_estimates_pod_gone(d->estimates, key, wall_ms());
+		kb_estimates_pod_gone(d->estimates, key, kb_wall_ms());
 		kb_writers_forget_pod(d->writers, key);
 	}
 	else if (kind == KB_KIND_PODGROUP)
@@ -440,8 +427,8 @@ static void session_summarized(daemon_state *d, const kb_snapshot *snap, double 
 
 static void run_session(daemon_state *d)
 {
-	double t0 = mono_s();
-	int64_t now = wall_ms();
+	double t0 = kb_mono_s();
+	int64_t now = kb_wall_ms();
 	kb_snapshot *snap; /* lent by the cluster until the next session */
 	kb_err err = {0};
 	int r = kb_cluster_session_snapshot(&d->cluster, &snap, &err);
@@ -482,14 +469,14 @@ static void run_session(daemon_state *d)
 			ssn.first_effect_err.msg[0] ? ssn.first_effect_err.msg : strerror(-rc));
 	if (r < 0 || rc < 0)
 		d->counters.errors++;
-	double dt = mono_s() - t0;
+	double dt = kb_mono_s() - t0;
 	session_summarized(d, snap, dt);
 	d->counters.sessions++;
 	d->counters.seconds_sum += dt;
 	d->last_generation = d->cluster.generation;
 	d->last_session_ms = now;
 	d->had_session = true;
-	d->last_session_end_s = mono_s();
+	d->last_session_end_s = kb_mono_s();
 	d->last_session_dur_s = dt;
 	/* A quarter period on, once the session's writes are on their way
 	 * (from now: the loop's clock still says when the session began, and
@@ -510,7 +497,7 @@ static void on_estimate(struct ev_loop *loop, ev_timer *w, int revents)
 {
 	daemon_state *d = w->data;
 	if (d->synced && d->leading && !d->stopping)
-		kb_estimates_after_session(d->estimates, wall_ms());
+		kb_estimates_after_session(d->estimates, kb_wall_ms());
 }
 
 static void on_tick(struct ev_loop *loop, ev_timer *w, int revents)
@@ -520,7 +507,7 @@ static void on_tick(struct ev_loop *loop, ev_timer *w, int revents)
 		load_queue_file(d, false, NULL);
 	if (!d->synced || !d->leading || d->stopping)
 		return;
-	int64_t now = wall_ms();
+	int64_t now = kb_wall_ms();
 	kb_writers_tick(d->writers, now); /* pods whose backoff is over may be placed */
 	/* A burst of changes still arriving: its session comes when it has
 	 * settled (poke), within four delays of its start. */
@@ -546,7 +533,7 @@ static void poke(daemon_state *d)
 {
 	if (d->opt->delay_ms <= 0 || !d->synced || !d->leading || d->stopping)
 		return;
-	double now = mono_s(), quiet = (double)d->opt->delay_ms / 1000.0;
+	double now = kb_mono_s(), quiet = (double)d->opt->delay_ms / 1000.0;
 	if (!ev_is_active(&d->soon))
 		d->burst_start_s = now;
 	double cap = 4 * quiet < d->period_s ? 4 * quiet : d->period_s;
@@ -595,7 +582,7 @@ static void start_settling(daemon_state *d, double window)
 		kb_warn("stopping: %u bindings not sent yet abandoned (their pods stay pending; "
 			"a gang they would leave below minMember is taken back whole)", n);
 	d->stopping = SETTLING;
-	double deadline = mono_s() + window;
+	double deadline = kb_mono_s() + window;
 	if (d->drain_deadline == 0 || deadline < d->drain_deadline)
 		d->drain_deadline = deadline;
 }
@@ -603,7 +590,7 @@ static void start_settling(daemon_state *d, double window)
 static void on_drain(struct ev_loop *loop, ev_timer *w, int revents)
 {
 	daemon_state *d = w->data;
-	double now = mono_s();
+	double now = kb_mono_s();
 	if (d->stopping == FINISHING &&
 	    (kb_writers_unsettled(d->writers) == 0 || now >= d->drain_deadline)) {
 		d->drain_deadline = 0;
@@ -631,7 +618,7 @@ static void begin_stop(daemon_state *d, bool lost)
 	kb_estimates_cancel(d->estimates);
 	if (d->stopping == RUNNING) {
 		d->stopping = FINISHING;
-		d->drain_deadline = mono_s() + DRAIN_FINISH_S;
+		d->drain_deadline = kb_mono_s() + DRAIN_FINISH_S;
 		uint32_t n = kb_writers_unsettled(d->writers);
 		if (n)
 			kb_info("stopping: waiting up to %.0f s for %u bindings and evictions",

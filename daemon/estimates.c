@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "api/labels.h"
+#include "base/clock.h"
 #include "base/log.h"
 #include "base/strmap.h"
 #include "base/vec.h"
@@ -236,13 +237,6 @@ static void remove_stale(kb_estimates *e, const kb_sim_result *res)
 	kb_strmap_release(&pending);
 }
 
-static int64_t wall_now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* ---- the run, in a forked process ------------------------------------------------ */
 
 /* Writes s to out with tabs and newlines as spaces (the report's fields
@@ -411,7 +405,7 @@ static void run_done(void *arg, const kb_forked_result *fr)
 		kb_sim_result_release(&res);
 		return;
 	}
-	int64_t now_ms = wall_now_ms();
+	int64_t now_ms = kb_wall_ms();
 	written next;
 	written_init(&next);
 	for (size_t i = 0; i < res.estimates.n; i++)
@@ -460,11 +454,9 @@ void kb_estimates_after_session(kb_estimates *e, int64_t now_ms)
 	e->last_run_ms = now_ms;
 	e->run_now_ms = now_ms;
 	kb_err err = {0};
-	struct timespec t0, t1;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	int64_t t0 = kb_mono_ns();
 	int r = kb_forked_start(&e->run, run_child, e, &err);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	e->fork_ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+	e->fork_ms = (double)(kb_mono_ns() - t0) / 1e6;
 	if (r < 0)
 		kb_warn("estimating starts: %s; the annotations %s stay as they are, and the next "
 			"run is tried in %d s", err.msg, KB_ANN_ESTIMATED_START,

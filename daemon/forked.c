@@ -9,18 +9,12 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
+
+#include "base/clock.h"
 
 #define CHILD_NICE 10
 #define READ_CHUNK 65536
-
-static double mono_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* The child: never returns. */
 static void child_main(int fd, pid_t parent, kb_forked_fn fn, void *arg)
@@ -73,7 +67,7 @@ static void report(kb_forked *f, kb_forked_end end, int code)
 		.code = code,
 		.out = got.data ? got.data : "",
 		.len = got.len,
-		.wall_s = mono_s() - f->started_s,
+		.wall_s = kb_mono_s() - f->started_s,
 	};
 	f->done(f->arg, &res);
 	kb_buf_release(&got);
@@ -208,7 +202,7 @@ int kb_forked_start(kb_forked *f, kb_forked_fn fn, void *fn_arg, kb_err *err)
 	/* Whatever the parent's streams hold is written once, by the parent. */
 	(void)fflush(NULL);
 	pid_t parent = getpid();
-	f->started_s = mono_s();
+	f->started_s = kb_mono_s();
 	pid_t pid = fork();
 	if (pid < 0) {
 		int e = errno;

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/log.h"
 
 #define RELEASE_TIMEOUT_S 1.0
@@ -47,13 +48,6 @@ struct kb_leader {
 	ev_timer timer, release_timeout;
 };
 
-static double mono_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* Now as "2006-01-02T15:04:05.000000Z" (a MicroTime). 0, or -EOVERFLOW
  * when the clock reads a time that has no such form. */
 static int rfc3339_micro(char buf[40])
@@ -81,7 +75,7 @@ static void lose(kb_leader *l)
 
 static void check_deadline(kb_leader *l)
 {
-	if (l->leader && mono_s() - l->renewed_s > l->renew_dl_s) {
+	if (l->leader && kb_mono_s() - l->renewed_s > l->renew_dl_s) {
 		kb_error("leader election lost: lease \"%s\" not renewed for %.3g s (the renew "
 			 "deadline)",
 			 l->path, l->renew_dl_s);
@@ -91,7 +85,7 @@ static void check_deadline(kb_leader *l)
 
 static void won(kb_leader *l)
 {
-	l->renewed_s = mono_s();
+	l->renewed_s = kb_mono_s();
 	if (!l->leader) {
 		l->leader = true;
 		kb_info("became leader: lease \"%s\" held by \"%s\"", l->path, l->identity);
@@ -198,7 +192,7 @@ static void decide(kb_leader *l, json_t *j)
 	json_int_t dur = json_integer_value(json_object_get(spec, "leaseDurationSeconds"));
 	json_int_t transitions = json_integer_value(json_object_get(spec, "leaseTransitions"));
 	double dur_s = dur > 0 ? (double)dur : l->lease_dur_s;
-	double now = mono_s();
+	double now = kb_mono_s();
 	observe(l, holder, renew, now);
 	bool mine = holder && strcmp(holder, l->identity) == 0;
 	bool vacant = !holder || !holder[0] || now - l->observed_s > dur_s;

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "base/buf.h"
+#include "base/clock.h"
 #include "base/json_doc.h"
 #include "base/json_out.h"
 #include "base/log.h"
@@ -52,13 +53,6 @@ struct kb_exec_plugin {
 };
 
 /* ---- small helpers ---------------------------------------------------------- */
-
-static double mono_now(void)
-{
-	struct timespec ts;
-	(void)clock_gettime(CLOCK_MONOTONIC, &ts); /* cannot fail for this clock */
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static void free_secret(char *s)
 {
@@ -358,7 +352,7 @@ static int collect_output(const kb_exec_plugin *p, int out_fd, int err_fd, doubl
 	struct pollfd fds[2] = {{.fd = out_fd, .events = POLLIN}, {.fd = err_fd, .events = POLLIN}};
 	char buf[16384];
 	while (fds[0].fd >= 0 || fds[1].fd >= 0) {
-		double left = deadline - mono_now();
+		double left = deadline - kb_mono_s();
 		if (left <= 0)
 			return -ETIMEDOUT;
 		int k = poll(fds, 2, (int)(left * 1000.0) + 1);
@@ -399,7 +393,7 @@ static int reap_plugin(pid_t pid, double deadline, int *status)
 			return 0;
 		if (w < 0 && errno != EINTR)
 			return -errno;
-		if (mono_now() >= deadline)
+		if (kb_mono_s() >= deadline)
 			break;
 		struct timespec ts = {0, 2000000L}; /* 2 ms */
 		(void)nanosleep(&ts, NULL); /* an early wake-up only polls again */
@@ -533,7 +527,7 @@ static int run_plugin(kb_exec_plugin *p, kb_exec_credential *ret, kb_err *err)
 		(void)close(out[1]);
 		return pfail(p, err, -e, "cannot make a pipe: %s", strerror(e));
 	}
-	double deadline = mono_now() + (double)p->timeout_ms / 1000.0;
+	double deadline = kb_mono_s() + (double)p->timeout_ms / 1000.0;
 	pid_t pid;
 	p->runs++;
 	int r = spawn_plugin(p, out[1], errp[1], &pid);
@@ -579,7 +573,7 @@ int kb_exec_plugin_get(kb_exec_plugin *p, const kb_exec_credential **ret, kb_err
 		*ret = &p->cred;
 		return 0;
 	}
-	if (p->failed && mono_now() < p->retry_at) {
+	if (p->failed && kb_mono_s() < p->retry_at) {
 		if (err)
 			*err = p->failure;
 		return p->failure.code;
@@ -588,7 +582,7 @@ int kb_exec_plugin_get(kb_exec_plugin *p, const kb_exec_credential **ret, kb_err
 	int r = run_plugin(p, &c, &p->failure);
 	if (r < 0) {
 		p->failed = true;
-		p->retry_at = mono_now() + (double)KB_EXEC_RETRY_MS / 1000.0;
+		p->retry_at = kb_mono_s() + (double)KB_EXEC_RETRY_MS / 1000.0;
 		if (err)
 			*err = p->failure;
 		return r;

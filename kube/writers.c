@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/clock.h"
 #include "base/log.h"
 #include "base/strmap.h"
 #include "api/jobstatus.h"
@@ -387,14 +388,6 @@ static void event_remember(kb_writers *w, char *key, const char *ns, const char 
 		event_drop(w, w->event_tail);
 }
 
-/* The wall clock in Unix nanoseconds. */
-static int64_t wall_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* Posts a core/v1 Event about an object, correlated as client-go's
  * EventCorrelator does: the same event (object, type, reason, message)
  * again within EVENT_WINDOW_MS raises the count and lastTimestamp of the
@@ -406,7 +399,7 @@ static int post_event(kb_writers *w, const char *api_version, const char *kind, 
 		      const char *message)
 {
 	char ts[32], ename[300], msg[MSG_MAX + 1];
-	int64_t now_ns = wall_ns();
+	int64_t now_ns = kb_wall_ns();
 	uint64_t nanos = (uint64_t)now_ns + w->event_seq++;
 	/* Cannot truncate: 200 characters, a point and 16 hex digits. */
 	(void)snprintf(ename, sizeof(ename), "%.200s.%" PRIx64, name, nanos);
@@ -720,7 +713,7 @@ static void gpushare_annotations(const kb_snapshot *snap, const kb_task *t, cons
 	(void)snprintf(idx, sizeof(idx), "%d", __builtin_ctz(t->gpu_mask));
 	(void)snprintf(pod, sizeof(pod), "%lld", (long long)(t->req.q[r] / 1000));
 	(void)snprintf(dev, sizeof(dev), "%lld", (long long)(per_device / 1000));
-	(void)snprintf(at, sizeof(at), "%" PRId64, wall_ns());
+	(void)snprintf(at, sizeof(at), "%" PRId64, kb_wall_ns());
 	json_object_set_new(meta, "annotations",
 			    json_pack("{s:s, s:s, s:s, s:s, s:s}", KB_ANN_GPUSHARE_IDX, idx,
 				      KB_ANN_GPUSHARE_POD, pod, KB_ANN_GPUSHARE_DEV, dev,

@@ -10,7 +10,8 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+
+#include "base/clock.h"
 
 /* ---- session lifecycle ----------------------------------------------------------- */
 
@@ -136,13 +137,6 @@ static bool memo_matches(const kb_session *ssn)
 	       ssn->now_ms < m->until_ms;
 }
 
-static int64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 int kb_session_run_actions(kb_session *ssn, kb_err *err)
 {
 	uint32_t na = ssn->conf->nactions;
@@ -167,10 +161,10 @@ int kb_session_run_actions(kb_session *ssn, kb_err *err)
 		}
 		uint64_t c0 = ssn->commits;
 		uint32_t e0 = ssn->evictions;
-		int64_t t0 = mono_ns();
+		int64_t t0 = kb_mono_ns();
 		int r = a->execute(ssn, err);
 		if (ssn->action_ns) {
-			ssn->action_ns[i] = mono_ns() - t0;
+			ssn->action_ns[i] = kb_mono_ns() - t0;
 			ssn->action_evictions[i] = ssn->evictions - e0;
 		}
 		if (r < 0) {
