@@ -5,11 +5,11 @@
  * seed, a restarted daemon would estimate "unknown" for every gang behind
  * pods with no duration or deadline until some of them finished again.
  * A seed is one paginated LIST of the pods in phase Succeeded
- * (KB_FINISHED_POD_FIELD_SELECTOR, a reflector of its own that does not
- * count towards the cache's sync); once it and the cache are both listed
- * (the PodGroups tell the pods' queues), the runs of the pods of our
- * scheduler names go into the history (kb_estimates_seed: start to the
- * containers' last finishedAt), and the reflector is stopped. Pods that
+ * (kube/finished_pods.h, which does not count towards the cache's sync);
+ * once it and the cache are both listed (the PodGroups tell the pods'
+ * queues), the runs of the pods of our scheduler names go into the history
+ * (kb_estimates_seed: start to the containers' last finishedAt), and the
+ * pods are freed. Pods that
  * finish later are recorded as the cache sees them go
  * (kb_estimates_pod_gone), as before; one that finished between the two
  * LISTs may count twice. What `explain` and `simulate --from-cluster` read

@@ -11,8 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "base/clock.h"
+#include "kube/finished_pods.h"
 #include "kube/kube_client.h"
 #include "kube/kube_source.h"
 #include "kube/reflector.h"
@@ -24,24 +25,16 @@ typedef struct read_state {
 	struct ev_loop *loop;
 	kb_cluster_read_info *info;
 	const char *kubeconfig;
-	kb_reflector *refl[KB_WATCH_MAX + 1]; /* + the finished pods' */
-	uint32_t nrefl, nsynced;
-	kb_runtimes *history;             /* opt->history: finished pods are read */
-	kb_reflector *finished_refl;      /* theirs, also in refl */
-	KB_VEC(kb_object *) finished;     /* owned; at most KB_CLUSTER_READ_FINISHED_MAX */
-	kb_resnames finished_names;       /* theirs: they take no slot of the store's */
+	kb_reflector *refl[KB_WATCH_MAX];
+	uint32_t nrefl;
+	uint32_t nlists, nsynced; /* LISTs to wait for (nrefl + the finished pods'), in */
+	kb_runtimes *history;        /* opt->history: finished pods are read */
+	kb_finished_pods *finished;  /* their LIST, when history is set */
 	bool done;
 	int code; /* the first failure, 0 for none */
 	kb_err err;
 	ev_timer deadline;
 } read_state;
-
-static int64_t wall_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* The first failure ends the read. */
 static void fail(read_state *st, int code, const kb_err *e)
@@ -85,51 +78,11 @@ static void fail_status(read_state *st, int status, const char *what, const char
 static void on_upsert(void *ctx, kb_object *obj)
 {
 	read_state *st = ctx;
-	if (kb_cluster_apply(st->cluster, obj, wall_ms()) < 0) {
+	if (kb_cluster_apply(st->cluster, obj, kb_wall_ms()) < 0) {
 		kb_err e = {0};
 		kb_err_set(&e, -ENOMEM, "out of memory storing the cluster's objects");
 		fail(st, -ENOMEM, &e);
 	}
-}
-
-/* A finished pod (the history's reflector): kept until every LIST is in
- * and its queue can be told. */
-static void on_finished(void *ctx, kb_object *obj)
-{
-	read_state *st = ctx;
-	/* After its LIST, the watch's events: pods that finish meanwhile, or
-	 * a finished pod's update (a second copy). The LIST is what is read. */
-	if (st->finished_refl && kb_reflector_synced(st->finished_refl)) {
-		kb_object_free(obj);
-		return;
-	}
-	if (obj->kind != KB_KIND_POD || obj->u.pod.finished_ms <= 0 ||
-	    st->finished.n >= KB_CLUSTER_READ_FINISHED_MAX) {
-		kb_object_free(obj);
-		return;
-	}
-	if (KB_VEC_PUSH(&st->finished, obj) < 0) {
-		kb_object_free(obj);
-		kb_err e = {0};
-		kb_err_set(&e, -ENOMEM, "out of memory keeping finished pods");
-		fail(st, -ENOMEM, &e);
-	}
-}
-
-static void on_finished_remove(void *ctx, kb_kind kind, const char *key)
-{
-	(void)ctx;
-	(void)kind;
-	(void)key;
-}
-
-/* A finished pod that does not decode tells no runtime: not an error. */
-static void on_finished_undecodable(void *ctx, kb_kind kind, const char *key, const kb_err *err)
-{
-	(void)ctx;
-	(void)kind;
-	(void)key;
-	(void)err;
 }
 
 static void on_remove(void *ctx, kb_kind kind, const char *key)
@@ -141,7 +94,7 @@ static void on_remove(void *ctx, kb_kind kind, const char *key)
 static void on_synced(void *ctx, const char *path)
 {
 	read_state *st = ctx;
-	if (++st->nsynced == st->nrefl && !st->done) {
+	if (++st->nsynced == st->nlists && !st->done) {
 		st->done = true;
 		ev_break(st->loop, EVBREAK_ALL);
 	}
@@ -197,11 +150,14 @@ static const kb_reflector_handler handler = {
 	.error = on_error,
 };
 
-static const kb_reflector_handler finished_handler = {
-	.upsert = on_finished,
-	.remove = on_finished_remove,
-	.synced = on_synced,
-	.undecodable = on_finished_undecodable,
+/* The finished pods' LIST is in: one more resource read. */
+static void on_finished_listed(void *ctx)
+{
+	on_synced(ctx, "/api/v1/pods");
+}
+
+static const kb_finished_pods_handler finished_handler = {
+	.listed = on_finished_listed,
 	.error = on_error,
 };
 
@@ -231,18 +187,15 @@ static void on_discovered(void *ctx, int status, const kb_served *served)
 	st->info->resources = st->nrefl;
 	if (st->history) {
 		kb_err e = {0};
-		ropt.field_selector = KB_FINISHED_POD_FIELD_SELECTOR;
-		kb_resnames_init(&st->finished_names);
-		kb_reflector *r = kb_reflector_new(st->client, st->loop, "/api/v1/pods", "v1", "Pod",
-						   &st->finished_names, &ropt, &finished_handler,
-						   st, &e);
-		if (!r) {
+		st->finished = kb_finished_pods_list(st->loop, st->client, NULL,
+						     KB_CLUSTER_READ_FINISHED_MAX, &finished_handler,
+						     st, &e);
+		if (!st->finished) {
 			fail(st, e.code ? e.code : -ENOMEM, &e);
 			return;
 		}
-		st->refl[st->nrefl++] = r;
-		st->finished_refl = r;
 	}
+	st->nlists = st->nrefl + (st->finished ? 1 : 0);
 }
 
 static void on_deadline(struct ev_loop *loop, ev_timer *w, int revents)
@@ -254,7 +207,7 @@ static void on_deadline(struct ev_loop *loop, ev_timer *w, int revents)
 			   "discovery (GET /apis) within the time allowed", st->info->server);
 	else
 		kb_err_set(&e, -ETIMEDOUT, "the API server at %s listed %u of %u resources within "
-			   "the time allowed", st->info->server, st->nsynced, st->nrefl);
+			   "the time allowed", st->info->server, st->nsynced, st->nlists);
 	fail(st, -ETIMEDOUT, &e);
 }
 
@@ -296,19 +249,20 @@ int kb_cluster_read(const kb_cluster_read_options *opt, kb_cluster *c, kb_cluste
 		r = st.code;
 		if (err)
 			*err = st.err;
-	} else if (st.nrefl == 0 || st.nsynced < st.nrefl) {
+	} else if (st.nrefl == 0 || st.nsynced < st.nlists) {
 		r = kb_err_set(err, -EIO, "reading the cluster from %s stopped early", info->server);
 	} else {
-		info->read_ms = wall_ms();
-		r = st.history ? kb_runtimes_from_finished(st.history, c, st.finished.v, st.finished.n,
-							   NULL)
-			       : 0;
+		info->read_ms = kb_wall_ms();
+		r = 0;
+		if (st.finished) {
+			size_t n;
+			kb_object *const *pods = kb_finished_pods_items(st.finished, &n);
+			r = kb_runtimes_from_finished(st.history, c, pods, n, NULL);
+		}
 		if (r < 0)
 			kb_err_set(err, r, "out of memory recording the finished pods' runtimes");
 	}
-	for (size_t i = 0; i < st.finished.n; i++)
-		kb_object_free(st.finished.v[i]);
-	KB_VEC_RELEASE(&st.finished);
+	st.finished = kb_finished_pods_free(st.finished);
 	for (uint32_t i = 0; i < st.nrefl; i++)
 		st.refl[i] = kb_reflector_free(st.refl[i]);
 out_client:

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "kube/finished_pods.h"
 #include "kube/kube_client.h"
 #include "kube/reflector.h"
 
@@ -388,6 +389,93 @@ static const char *pod_json(const char *name)
 	return buf;
 }
 
+/* ---- the finished pods' LIST (kube/finished_pods.h) ------------------------------ */
+
+typedef struct fin_wait {
+	bool listed;
+	int errors;
+} fin_wait;
+
+static void fin_listed(void *ctx)
+{
+	((fin_wait *)ctx)->listed = true;
+}
+
+static void fin_error(void *ctx, const char *path, const kb_err *err)
+{
+	((fin_wait *)ctx)->errors++;
+}
+
+static bool fin_ready(void *ctx)
+{
+	return ((fin_wait *)ctx)->listed;
+}
+
+static const kb_finished_pods_handler fin_handler = {.listed = fin_listed, .error = fin_error};
+
+/* Lists the finished pods with the scheduler's rights under cap; *kept and
+ * *dropped say what it kept; returns how many of "fin-0".."fin-2" it kept. */
+static int list_finished(struct ev_loop *loop, kb_kube_client *sc, uint32_t cap, size_t *kept,
+			 uint32_t *dropped)
+{
+	fin_wait w = {0};
+	kb_err err = {0};
+	kb_finished_pods *f = kb_finished_pods_list(loop, sc, NULL, cap, &fin_handler, &w, &err);
+	int ours = -1;
+	*kept = 0;
+	*dropped = 0;
+	if (f && run_until(loop, fin_ready, &w, WAIT)) {
+		kb_object *const *pods = kb_finished_pods_items(f, kept);
+		ours = 0;
+		for (size_t i = 0; i < *kept; i++)
+			ours += strncmp(pods[i]->meta.key, K("fin-"), strlen(K("fin-"))) == 0;
+		*dropped = kb_finished_pods_dropped(f);
+	}
+	kb_finished_pods_free(f);
+	return ours;
+}
+
+/* Three pods finish (Succeeded, their container's finishedAt set) and one
+ * fails: the list keeps the three, and under a cap of 2 keeps two and
+ * counts the third. */
+static void finished_pods_cap(struct ev_loop *loop, kb_kube_client *sc, struct ev_loop *aloop,
+			      kb_kube_client *ac)
+{
+	int made = 0, done = 0;
+	for (int i = 0; i < 4; i++) {
+		char name[16];
+		snprintf(name, sizeof(name), "fin-%d", i);
+		made += call(aloop, ac, "POST", F("/api/v1/namespaces/%s/pods", NS), pod_json(name),
+			     NULL, NULL) == 201;
+		const char *status =
+			i < 3 ? "{\"status\":{\"phase\":\"Succeeded\",\"startTime\":\"2026-01-01T00:00:00Z\","
+				"\"containerStatuses\":[{\"name\":\"c\",\"image\":\"busybox\",\"imageID\":\"\","
+				"\"ready\":false,\"restartCount\":0,\"state\":{\"terminated\":{\"exitCode\":0,"
+				"\"startedAt\":\"2026-01-01T00:00:00Z\",\"finishedAt\":\"2026-01-01T00:10:00Z\"}}}]}}"
+			      : "{\"status\":{\"phase\":\"Failed\"}}";
+		done += call(aloop, ac, "PATCH", F("/api/v1/namespaces/%s/pods/%s/status", NS, name),
+			     status, "application/merge-patch+json", NULL) == 200;
+	}
+	check(made == 4 && done == 4, "admin makes fin-0..2 Succeeded and fin-3 Failed: %d %d",
+	      made, done);
+	size_t kept;
+	uint32_t dropped;
+	int ours = list_finished(loop, sc, 1000, &kept, &dropped);
+	check(ours == 3 && dropped == 0,
+	      "the finished pods' LIST keeps the 3 that finished well (of ours %d, kept %zu, dropped %u)",
+	      ours, kept, dropped);
+	size_t all = kept;
+	ours = list_finished(loop, sc, (uint32_t)all - 1, &kept, &dropped);
+	check(ours >= 0 && kept == all - 1 && dropped == 1,
+	      "under a cap one short it keeps %zu and counts 1 dropped (kept %zu, dropped %u)",
+	      all - 1, kept, dropped);
+	/* Gone again: the cases after this one count the pods of NS. */
+	for (int i = 0; i < 4; i++)
+		(void)call(aloop, ac, "DELETE",
+			   F("/api/v1/namespaces/%s/pods/fin-%d?gracePeriodSeconds=0", NS, i), NULL,
+			   NULL, NULL);
+}
+
 /* ---- sync at any size (issue 18) ---------------------------------------------- */
 
 /* Creates n pods "bulk-0".."bulk-(n-1)" in NS as the admin, 64 in flight.
@@ -459,8 +547,10 @@ static void sync_at_any_size(struct ev_loop *loop, kb_kube_client *sc, struct ev
 	st = call(loop, sc, "GET", F("/api/v1/namespaces/%s/pods?limit=%d&resourceVersion=0", NS, page),
 		  NULL, NULL, &body);
 	size_t old_len = body ? strlen(body) : 0;
+	/* Whole: no continue token and past the limit. (Not "every pod": the
+	 * watch cache may not have seen the last creations yet.) */
 	bool whole = body && !strstr(body, "\"continue\":\"") &&
-		     strstr(body, F("\"name\":\"bulk-%d\"", npods - 1));
+		     strstr(body, F("\"name\":\"bulk-%d\"", page));
 	check(st == 200 && whole && old_len > cap,
 	      "the old first LIST (limit=%d&resourceVersion=0) comes back whole from the watch "
 	      "cache: %zu bytes, over the test's cap of %zu (status %d)",
@@ -901,6 +991,7 @@ int main(int argc, char **argv)
 	 * It counts the pods of NS: p3 goes first. */
 	call(aloop, ac, "DELETE", F("/api/v1/namespaces/%s/pods/p3?gracePeriodSeconds=0", NS), NULL,
 	     NULL, NULL);
+	finished_pods_cap(loop, sc, aloop, ac);
 	sync_at_any_size(loop, sc, aloop, ac, &rn, argc == 4 ? argv[3] : NULL);
 
 	call(aloop, ac, "DELETE", "/api/v1/nodes/kbc-node-1", NULL, NULL, NULL);
