@@ -117,6 +117,12 @@ typedef struct evict_ctx {
 	uint32_t nhopeless;
 	uint64_t commits; /* statements committed in this action */
 	kb_res *evictable; /* per node (build_evictable), or NULL until needed */
+	/* Reclaim: per queue, its allocation less the victims already allowed
+	 * in the current call of above_deserved (valid where left_gen[q] ==
+	 * gen). */
+	kb_res *left;
+	uint32_t *left_gen;
+	uint32_t gen;
 	/* Reclaim: the victim jobs last listed (in vjobs), and for whom. The
 	 * reclaimable hooks judge a victim set by the reclaimer's queue, job
 	 * priority and BestEffort class only (framework.h), and candidate()
@@ -197,12 +203,48 @@ static bool candidate(const evict_ctx *ec, const kb_task *t, const kb_task *v)
 	return tq != vq && vq >= 0 && s->queues[vq].reclaimable;
 }
 
+/* Reclaim takes from a queue only while it is above its deserved share in
+ * some resource, counting the victims already allowed (volcano's
+ * reclaimable, proportion's rule): keeps those of v[0..n) that pass, in
+ * order, and returns their count. Applied whatever tier decided the
+ * victims: in volcano a tier above proportion's (gang and conformance)
+ * decides alone, and reclaim could then take from a queue at its share and
+ * leave one above it untouched. Deserved shares are zero without
+ * proportion, and reclaim then places nothing (reclaim_may_reach). O(n). */
+static int above_deserved(evict_ctx *ec, uint32_t *v, int n)
+{
+	const kb_session *ssn = ec->ssn;
+	const kb_snapshot *s = ssn->snap;
+	int kept = 0;
+	ec->gen++;
+	for (int i = 0; i < n; i++) {
+		const kb_task *t = &s->tasks[v[i]];
+		int32_t q = t->job >= 0 ? s->jobs[t->job].queue : -1;
+		if (q < 0)
+			continue;
+		if (ec->left_gen[q] != ec->gen) {
+			ec->left_gen[q] = ec->gen;
+			ec->left[q] = s->queues[q].allocated;
+		}
+		bool above = false;
+		for (int r = 0; r < KB_RES_MAX && !above; r++)
+			above = r != KB_RES_PODS && ec->left[q].q[r] > ssn->deserved[q].q[r];
+		if (!above)
+			continue;
+		kb_res_sub(&ec->left[q], &t->req);
+		v[kept++] = v[i];
+	}
+	return kept;
+}
+
 /* The plugins' victims among c[0..n) into out: their count, or -ENOMEM. */
-static int allowed(const evict_ctx *ec, const kb_task *t, const uint32_t *c, uint32_t n,
+static int allowed(evict_ctx *ec, const kb_task *t, const uint32_t *c, uint32_t n,
 		   uint32_t *out)
 {
-	return ec->mode == MODE_PREEMPT ? kb_preemptable(ec->ssn, t, c, n, out)
-					: kb_reclaimable(ec->ssn, t, c, n, out);
+	if (ec->mode == MODE_PREEMPT)
+		return kb_preemptable(ec->ssn, t, c, n, out);
+	int nv = kb_reclaimable(ec->ssn, t, c, n, out);
+	return nv <= 0 ? nv : above_deserved(ec, out, nv);
 }
 
 /* Whether t fits node ni and its queue now (tentative evictions count). */
@@ -735,8 +777,11 @@ static int prepare(evict_ctx *ec)
 	ec->chosen = kb_arena_alloc(&ssn->arena, nt * sizeof(uint32_t));
 	ec->best = kb_arena_alloc(&ssn->arena, nt * sizeof(uint32_t));
 	ec->vjobs = kb_arena_alloc(&ssn->arena, (s->njobs ? s->njobs : 1) * sizeof(victim_job));
+	size_t nq = s->nqueues ? s->nqueues : 1;
+	ec->left = kb_arena_alloc(&ssn->arena, nq * sizeof(kb_res));
+	ec->left_gen = kb_arena_calloc(&ssn->arena, nq, sizeof(uint32_t));
 	if (!ec->queue_evicted_ms || !ec->cands || !ec->victims || !ec->chosen || !ec->best ||
-	    !ec->vjobs)
+	    !ec->vjobs || !ec->left || !ec->left_gen)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < s->ntasks; i++) {
 		const kb_task *t = &s->tasks[i];
