@@ -382,9 +382,12 @@ void kb_snapshot_derive(kb_snapshot *s)
 		memset(&j->allocated, 0, sizeof(j->allocated));
 		memset(&j->request, 0, sizeof(j->request));
 	}
+	s->ntopo_tasks = 0;
+	s->topo_counted = true;
 	for (uint32_t i = 0; i < s->ntasks; i++) {
 		kb_task *t = &s->tasks[i];
 		t->node_prev = t->node_next = -1;
+		s->ntopo_tasks += kb_pod_spec_has_topology(t->spec);
 		job_account(s, t, t->status, +1);
 		if (t->node >= 0 && kb_task_status_on_node(t->status))
 			kb_snapshot_node_add_task(s, (uint32_t)t->node, i);

@@ -77,6 +77,13 @@ typedef struct kb_snapshot {
 	uint64_t generation;
 	int32_t default_queue; /* index of the default queue */
 	int gpu_res;           /* index of nvidia.com/gpu in resnames, or -1 */
+	/* Tasks whose pods have pod (anti-)affinity terms or spread
+	 * constraints (kb_pod_spec_has_topology), counted by
+	 * kb_snapshot_derive; topo_counted is false in a snapshot never
+	 * derived, whose count is then unknown. Lets a session whose pods ask
+	 * none skip the pod topology index without a pass over the tasks. */
+	uint32_t ntopo_tasks;
+	bool topo_counted;
 	/* The undo journal (below): NULL until the first begin, then kept with
 	 * its buffers until kb_snapshot_release(); owned. */
 	struct kb_snapshot_journal *journal;

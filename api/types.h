@@ -162,6 +162,15 @@ typedef struct kb_pod_spec {
 	int32_t gpu_milli;
 } kb_pod_spec;
 
+/* Whether s asks anything of the pod topology index (scheduler/podtopo.h):
+ * pod affinity or anti-affinity terms, or spread constraints. NULL: no.
+ * O(1). */
+static inline bool kb_pod_spec_has_topology(const kb_pod_spec *s)
+{
+	return s && (s->naffinity || s->nanti_affinity || s->npref_affinity ||
+		     s->npref_anti_affinity || s->nspread);
+}
+
 /* The pod annotation of kb_pod_spec.gpu_milli, for reasons that name it. */
 #define KB_ANN_GPU_MILLI "kube-batchd.io/gpu-milli"
 

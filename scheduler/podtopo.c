@@ -376,7 +376,7 @@ static bool carries_terms(const kb_pod_spec *s)
 /* Whether s asks anything of the index: those terms or spread constraints. */
 static bool has_terms(const kb_pod_spec *s)
 {
-	return carries_terms(s) || (s && s->nspread);
+	return kb_pod_spec_has_topology(s);
 }
 
 /* Registers what an incoming task asks (create) or finds its entities. */
@@ -658,6 +658,8 @@ static bool ensure_built(kb_podtopo *pt)
 		return pt->active;
 	pt->built = true;
 	const kb_snapshot *s = pt->snap;
+	if (s->topo_counted && s->ntopo_tasks == 0)
+		return false; /* counted when the snapshot was derived: none asks */
 	bool terms = false;
 	for (uint32_t t = 0; t < s->ntasks && !terms; t++)
 		terms = has_terms(s->tasks[t].spec);
