@@ -259,11 +259,6 @@ static int task_key_cmp(const struct kb_gpu_task *a,
 	return 0;
 }
 
-static int task_key_qsort(const void *a, const void *b)
-{
-	return task_key_cmp(a, b);
-}
-
 static int count_desc_qsort(const void *pa, const void *pb)
 {
 	const struct shape_count *a = pa, *b = pb;
@@ -273,35 +268,59 @@ static int count_desc_qsort(const void *pa, const void *pb)
 	return task_key_cmp(&a->task, &b->task);
 }
 
+/* A hash of the fields task_key_cmp compares (splitmix64's finaliser over
+ * their mix). */
+static uint64_t task_key_hash(const struct kb_gpu_task *t)
+{
+	uint64_t h = (uint64_t)t->cpu_milli * 0x9e3779b97f4a7c15ull;
+	h ^= (uint64_t)t->memory_mib + 0x632be59bd9b4e019ull + (h << 6) + (h >> 2);
+	h ^= ((uint64_t)(uint32_t)t->num_gpu << 32 | (uint32_t)t->gpu_milli) + (h << 6) + (h >> 2);
+	h ^= t->models + (h << 6) + (h >> 2);
+	h ^= h >> 30;
+	h *= 0xbf58476d1ce4e5b9ull;
+	h ^= h >> 27;
+	h *= 0x94d049bb133111ebull;
+	return h ^ (h >> 31);
+}
+
 int kb_gpu_workload_init(const struct kb_gpu_task *tasks, size_t n,
 			 double coverage, unsigned flags,
 			 struct kb_gpu_workload *ret)
 {
-	struct kb_gpu_task *keys = NULL;
+	uint32_t *table = NULL;
 	struct shape_count *groups = NULL;
 	struct kb_gpu_shape *shapes = NULL;
-	size_t ngroups = 0, kept = 0, covered = 0;
+	size_t ngroups = 0, kept = 0, covered = 0, cap = 16;
 	int r = -ENOMEM;
 
-	if (n == 0 || !(coverage > 0.0 && coverage <= 1.0))
+	if (n == 0 || n > UINT32_MAX / 2 || !(coverage > 0.0 && coverage <= 1.0))
 		return -EINVAL;
-	keys = malloc(n * sizeof(*keys));
+	/* Equal shapes counted through an open-addressing table of group
+	 * indices (at most half full): O(n), where sorting every task was
+	 * O(n log n) in every session that scores a GPU pod. The groups are
+	 * then ordered by count_desc_qsort, a total order, so the result does
+	 * not depend on the order they were met in. */
+	while (cap < 2 * n)
+		cap *= 2;
+	table = malloc(cap * sizeof(*table));
 	groups = malloc(n * sizeof(*groups));
-	if (!keys || !groups)
+	if (!table || !groups)
 		goto out_free_tmp;
+	memset(table, 0xff, cap * sizeof(*table));
 	for (size_t i = 0; i < n; i++) {
-		keys[i] = tasks[i];
+		struct kb_gpu_task key = tasks[i];
 		if (!(flags & KB_GPU_WORKLOAD_MEMORY))
-			keys[i].memory_mib = 0;
-	}
-	qsort(keys, n, sizeof(*keys), task_key_qsort);
-	for (size_t i = 0; i < n; i++) {
-		if (ngroups && task_key_cmp(&groups[ngroups - 1].task,
-					    &keys[i]) == 0) {
-			groups[ngroups - 1].count++;
+			key.memory_mib = 0;
+		size_t h = (size_t)task_key_hash(&key) & (cap - 1);
+		while (table[h] != UINT32_MAX &&
+		       task_key_cmp(&groups[table[h]].task, &key) != 0)
+			h = (h + 1) & (cap - 1);
+		if (table[h] != UINT32_MAX) {
+			groups[table[h]].count++;
 			continue;
 		}
-		groups[ngroups].task = keys[i];
+		table[h] = (uint32_t)ngroups;
+		groups[ngroups].task = key;
 		groups[ngroups].count = 1;
 		ngroups++;
 	}
@@ -327,7 +346,7 @@ int kb_gpu_workload_init(const struct kb_gpu_task *tasks, size_t n,
 	r = 0;
 out_free_tmp:
 	free(groups);
-	free(keys);
+	free(table);
 	return r;
 }
 
