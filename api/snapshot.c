@@ -384,10 +384,14 @@ void kb_snapshot_derive(kb_snapshot *s)
 	}
 	s->ntopo_tasks = 0;
 	s->topo_counted = true;
+	s->ngpu_tasks = 0;
+	s->gpu_tasks = kb_arena_alloc(&s->arena, (s->ntasks ? s->ntasks : 1) * sizeof(uint32_t));
 	for (uint32_t i = 0; i < s->ntasks; i++) {
 		kb_task *t = &s->tasks[i];
 		t->node_prev = t->node_next = -1;
 		s->ntopo_tasks += kb_pod_spec_has_topology(t->spec);
+		if (s->gpu_tasks && s->gpu_res >= 0 && t->req.q[s->gpu_res] > 0)
+			s->gpu_tasks[s->ngpu_tasks++] = i;
 		job_account(s, t, t->status, +1);
 		if (t->node >= 0 && kb_task_status_on_node(t->status))
 			kb_snapshot_node_add_task(s, (uint32_t)t->node, i);

@@ -84,6 +84,13 @@ typedef struct kb_snapshot {
 	 * none skip the pod topology index without a pass over the tasks. */
 	uint32_t ntopo_tasks;
 	bool topo_counted;
+	/* The tasks that ask for nvidia.com/gpu (gpu_res), in index order,
+	 * listed by kb_snapshot_derive into the arena; NULL in a snapshot
+	 * never derived (or when that allocation failed), when a reader must
+	 * look at every task. Lets the GPU plugin learn its workload from
+	 * them alone each session. */
+	uint32_t *gpu_tasks;
+	uint32_t ngpu_tasks;
 	/* The undo journal (below): NULL until the first begin, then kept with
 	 * its buffers until kb_snapshot_release(); owned. */
 	struct kb_snapshot_journal *journal;

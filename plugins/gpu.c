@@ -221,10 +221,14 @@ static const struct kb_gpu_workload *workload_of(gpu_state *st, const kb_snapsho
 	struct kb_gpu_task *sample = malloc((s->ntasks ? s->ntasks : 1) * sizeof(*sample));
 	if (!sample)
 		return NULL; /* no memory: score without it, as with no GPU pods */
-	uint32_t n = 0;
-	for (uint32_t ti = 0; ti < s->ntasks; ti++)
+	/* The tasks that ask for GPUs, as the snapshot lists them, else all
+	 * (gpu_task_of tells). */
+	uint32_t n = 0, nt = s->gpu_tasks ? s->ngpu_tasks : s->ntasks;
+	for (uint32_t k = 0; k < nt; k++) {
+		uint32_t ti = s->gpu_tasks ? s->gpu_tasks[k] : k;
 		if (!s->tasks[ti].foreign && gpu_task_of(st, &s->tasks[ti], true, &sample[n]) == ASK_GPUS)
 			n++;
+	}
 	if (n > 0 && kb_gpu_workload_init_policy(KB_GPU_POLICY_KUBE_BATCHD, sample, n, &st->workload) == 0) {
 		st->have_workload = true;
 		/* Model pressure from the cluster's GPUs per model (node views:
