@@ -69,7 +69,12 @@
  * whose topology label (`gpu.topology-key`, default
  * topology.kubernetes.io/zone) matches the nodes the job already uses
  * (`gpu.topology.weight`, default 3). The policy score is scaled by
- * `gpu.weight` (default 10).
+ * `gpu.weight` (default 10). And for a task of several whole GPUs, a bonus
+ * for a node with a topology group (kube-batchd.io/gpu-topology) that can
+ * hold them all (`gpu.island.weight`, default 10, one GPU's worth of the
+ * policy score): NVIDIA's device plugin prefers devices of one NVLink
+ * island (its GetPreferredAllocation), but can only use an island the
+ * node has free, so the choice that matters is the node's.
  */
 #include <errno.h>
 #include <math.h>
@@ -93,7 +98,7 @@ enum gpu_ask { ASK_UNKNOWN = 0, ASK_NONE, ASK_GPUS, ASK_TOO_MANY };
 typedef struct gpu_state {
 	int gpu_res;
 	enum gpu_policy policy;
-	double weight, pack_weight, topo_weight;
+	double weight, pack_weight, topo_weight, island_weight;
 	const char *topo_key;
 	kb_gpushare *share; /* Alibaba's GPU sharing (gpushare.h), or NULL */
 	int vgpu_res[3];    /* slots of volcano's vGPU resources (-1: none asks) */
@@ -297,6 +302,22 @@ static void devices_of(gpu_state *st, const kb_snapshot *s)
 	}
 }
 
+/* Whether node n has a topology group with num whole GPUs free in gn. A
+ * node without groups has none. O(devices^2), devices <= 32. */
+static bool island_fits(const kb_node *n, const struct kb_gpu_node *gn, int num)
+{
+	if (!n->gpu_group)
+		return false;
+	for (int grp = 0; grp < gn->gpu_count; grp++) {
+		int free = 0;
+		for (int g = 0; g < gn->gpu_count; g++)
+			free += n->gpu_group[g] == grp && gn->gpu_milli_free[g] == KB_GPU_MILLI;
+		if (free >= num)
+			return true;
+	}
+	return false;
+}
+
 /* Devices for t on node ni: whole GPUs from one topology group when
  * possible, else the policy's choice. 0 and *ret, or -ENOSPC. */
 static int choose(gpu_state *st, const kb_snapshot *s, uint32_t ni, const struct kb_gpu_task *gt,
@@ -345,6 +366,7 @@ static int gpu_open(kb_session *ssn, const kb_plugin_conf *pc, void **ret, kb_er
 	st->weight = kb_plugin_arg_double(pc, "gpu.weight", 10);
 	st->pack_weight = kb_plugin_arg_double(pc, "gpu.gang-pack.weight", 5);
 	st->topo_weight = kb_plugin_arg_double(pc, "gpu.topology.weight", 3);
+	st->island_weight = kb_plugin_arg_double(pc, "gpu.island.weight", 10);
 	st->topo_key = kb_plugin_arg_str(pc, "gpu.topology-key", "topology.kubernetes.io/zone");
 	const char *policy = kb_plugin_arg_str(pc, "gpu.policy", "fragmentation");
 	if (strcmp(policy, "fragmentation") == 0)
@@ -502,6 +524,8 @@ static double gpu_node_order(void *state, const kb_session *ssn, const kb_task *
 		break;
 	}
 	score *= st->weight;
+	if (!kb_gpu_task_is_sharing(&gt) && gt.num_gpu > 1 && island_fits(n, gn, gt.num_gpu))
+		score += st->island_weight;
 members:
 	/* Members of one job close together. */
 	if (t->job >= 0) {
