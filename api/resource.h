@@ -157,6 +157,16 @@ static inline int kb_res_first_short(const kb_res *req, const kb_res *avail)
 	return -1;
 }
 
+/* True when a is above b in some resource other than pods (a queue over
+ * its deserved share: proportion's reclaimable, reclaim's victims). */
+static inline bool kb_res_above_but_pods(const kb_res *a, const kb_res *b)
+{
+	for (int i = 0; i < KB_RES_MAX; i++)
+		if (i != KB_RES_PODS && a->q[i] > b->q[i])
+			return true;
+	return false;
+}
+
 /* True when every quantity is zero. */
 static inline bool kb_res_is_zero(const kb_res *a)
 {

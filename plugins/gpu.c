@@ -302,20 +302,22 @@ static void devices_of(gpu_state *st, const kb_snapshot *s)
 	}
 }
 
-/* Whether node n has a topology group with num whole GPUs free in gn. A
- * node without groups has none. O(devices^2), devices <= 32. */
-static bool island_fits(const kb_node *n, const struct kb_gpu_node *gn, int num)
+/* The fullest topology group of node n that still has num whole GPUs free
+ * in gn (to keep whole groups free), or -1: none, or a node without groups.
+ * O(devices^2), devices <= 32. */
+static int island_for(const kb_node *n, const struct kb_gpu_node *gn, int num)
 {
-	if (!n->gpu_group)
-		return false;
-	for (int grp = 0; grp < gn->gpu_count; grp++) {
+	int best_group = -1, best_free = 0;
+	for (int grp = 0; n->gpu_group && grp < gn->gpu_count; grp++) {
 		int free = 0;
 		for (int g = 0; g < gn->gpu_count; g++)
 			free += n->gpu_group[g] == grp && gn->gpu_milli_free[g] == KB_GPU_MILLI;
-		if (free >= num)
-			return true;
+		if (free >= num && (best_group < 0 || free < best_free)) {
+			best_group = grp;
+			best_free = free;
+		}
 	}
-	return false;
+	return best_group;
 }
 
 /* Devices for t on node ni: whole GPUs from one topology group when
@@ -326,17 +328,7 @@ static int choose(gpu_state *st, const kb_snapshot *s, uint32_t ni, const struct
 	const kb_node *n = &s->nodes[ni];
 	const struct kb_gpu_node *gn = &st->nodes[ni];
 	if (!kb_gpu_task_is_sharing(gt) && n->gpu_group && gt->num_gpu > 1) {
-		/* The fullest group that still has num_gpu free devices. */
-		int best_group = -1, best_free = 0;
-		for (int grp = 0; grp < gn->gpu_count; grp++) {
-			int free = 0;
-			for (int g = 0; g < gn->gpu_count; g++)
-				free += n->gpu_group[g] == grp && gn->gpu_milli_free[g] == KB_GPU_MILLI;
-			if (free >= gt->num_gpu && (best_group < 0 || free < best_free)) {
-				best_group = grp;
-				best_free = free;
-			}
-		}
+		int best_group = island_for(n, gn, gt->num_gpu);
 		if (best_group >= 0) {
 			uint32_t mask = 0;
 			int k = 0;
@@ -524,7 +516,7 @@ static double gpu_node_order(void *state, const kb_session *ssn, const kb_task *
 		break;
 	}
 	score *= st->weight;
-	if (!kb_gpu_task_is_sharing(&gt) && gt.num_gpu > 1 && island_fits(n, gn, gt.num_gpu))
+	if (!kb_gpu_task_is_sharing(&gt) && gt.num_gpu > 1 && island_for(n, gn, gt.num_gpu) >= 0)
 		score += st->island_weight;
 members:
 	/* Members of one job close together. */

@@ -189,15 +189,6 @@ static void prop_close(kb_session *ssn, void *st)
 	}
 }
 
-/* Whether allocated is above deserved in some resource (pods aside). */
-static bool above_share(const kb_res *allocated, const kb_res *deserved)
-{
-	for (int r = 0; r < KB_RES_MAX; r++)
-		if (r != KB_RES_PODS && allocated->q[r] > deserved->q[r])
-			return true;
-	return false;
-}
-
 /* volcano's rule: in the order given, a candidate may go while its queue is
  * reclaimable and its allocation, less the candidates already taken, is
  * still above its deserved share in some resource. O(n), scratch from the
@@ -219,7 +210,7 @@ static kb_vote prop_reclaimable(void *state, const kb_session *ssn, const kb_tas
 			st->seen[qi] = st->gen;
 			st->left[qi] = s->queues[qi].allocated;
 		}
-		allow[i] = above_share(&st->left[qi], &ssn->deserved[qi]);
+		allow[i] = kb_res_above_but_pods(&st->left[qi], &ssn->deserved[qi]);
 		if (allow[i])
 			kb_res_sub(&st->left[qi], &t->req);
 	}

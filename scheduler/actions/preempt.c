@@ -226,10 +226,7 @@ static int above_deserved(evict_ctx *ec, uint32_t *v, int n)
 			ec->left_gen[q] = ec->gen;
 			ec->left[q] = s->queues[q].allocated;
 		}
-		bool above = false;
-		for (int r = 0; r < KB_RES_MAX && !above; r++)
-			above = r != KB_RES_PODS && ec->left[q].q[r] > ssn->deserved[q].q[r];
-		if (!above)
+		if (!kb_res_above_but_pods(&ec->left[q], &ssn->deserved[q]))
 			continue;
 		kb_res_sub(&ec->left[q], &t->req);
 		v[kept++] = v[i];
