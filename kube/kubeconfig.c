@@ -332,7 +332,9 @@ static int find_named(loader *l, const kb_yaml_node *root, const char *list, con
 	return lfail(l, -ENOENT, NULL, "%s \"%s\" not found in %s", field, name, list);
 }
 
-/* "host:port" without a scheme means https, as in client-go. */
+/* "host:port" without a scheme means https, as in client-go. 0, -ENOMEM,
+ * or -EINVAL when no host is left ("//", "https://", "http:///x": client-go
+ * refuses them too, "host must be a URL or a host:port pair"). */
 static int set_server(kb_kube_config *c, const char *server)
 {
 	char *s;
@@ -345,6 +347,11 @@ static int set_server(kb_kube_config *c, const char *server)
 	size_t n = strlen(s);
 	while (n > 0 && s[n - 1] == '/')
 		s[--n] = '\0';
+	const char *host = strstr(s, "://");
+	if (!host || host[3] == '\0' || host[3] == '/') {
+		free(s);
+		return -EINVAL;
+	}
 	free(c->server);
 	c->server = s;
 	return 0;
@@ -363,8 +370,11 @@ static int load_cluster(loader *l, const kb_yaml_node *root, const char *name, k
 	if ((r = get_str(l, cl, what, "server", &server)) < 0 ||
 	    (r = get_str(l, cl, what, "certificate-authority", &ca)) < 0)
 		return r;
-	if (server && set_server(c, server) < 0)
-		return lnomem(l);
+	if (server && (r = set_server(c, server)) < 0)
+		return r == -EINVAL ? lfail(l, r, kb_yaml_get(cl, "server"),
+					    "%s: server \"%s\": no host (want a URL or host:port)",
+					    what, server)
+				    : lnomem(l);
 	if ((r = dup_path(l, ca, &c->ca_file)) < 0 ||
 	    (r = dup_b64(l, cl, what, "certificate-authority-data", &c->ca_data)) < 0)
 		return r;
@@ -646,6 +656,30 @@ void kb_kube_config_release(kb_kube_config *c)
 	memset(c, 0, sizeof(*c));
 }
 
+/* The current context's cluster (*ret_cluster, never NULL on success) and
+ * user (*ret_user, NULL when it names none). */
+static int current_context(loader *l, const kb_yaml_node *root, const char **ret_cluster,
+			   const char **ret_user)
+{
+	const char *ctx_name;
+	int r;
+	if ((r = get_str(l, root, "kubeconfig", "current-context", &ctx_name)) < 0)
+		return r;
+	if (!ctx_name)
+		return lfail(l, -EINVAL, NULL, "current-context is missing");
+	const kb_yaml_node *ctx;
+	if ((r = find_named(l, root, "contexts", "context", ctx_name, &ctx)) < 0)
+		return r;
+	char what[160]; /* names the entry in error texts only: a long name is cut */
+	(void)snprintf(what, sizeof(what), "context \"%s\"", ctx_name);
+	if (ctx && ((r = get_str(l, ctx, what, "cluster", ret_cluster)) < 0 ||
+		    (r = get_str(l, ctx, what, "user", ret_user)) < 0))
+		return r;
+	if (!*ret_cluster)
+		return lfail(l, -EINVAL, ctx, "%s: cluster is missing", what);
+	return 0;
+}
+
 int kb_kube_config_load(const char *path, const char *master, kb_kube_config *ret, kb_err *err)
 {
 	kb_kube_config c = {0};
@@ -654,8 +688,9 @@ int kb_kube_config_load(const char *path, const char *master, kb_kube_config *re
 		/* --master alone, as client-go's BuildConfigFromFlags("", master). */
 		if (!master || !*master)
 			return kb_err_set(err, -EINVAL, "neither a kubeconfig nor --master was given");
-		if (set_server(&c, master) < 0)
-			return kb_err_set(err, -ENOMEM, "out of memory");
+		if ((r = set_server(&c, master)) < 0)
+			return r == -EINVAL ? kb_err_set(err, r, "--master \"%s\": no host", master)
+					    : kb_err_set(err, r, "out of memory");
 		*ret = c;
 		return 0;
 	}
@@ -677,32 +712,16 @@ int kb_kube_config_load(const char *path, const char *master, kb_kube_config *re
 		goto out_file;
 	}
 
-	const char *ctx_name;
-	if ((r = get_str(&l, root, "kubeconfig", "current-context", &ctx_name)) < 0)
-		goto out_file;
-	if (!ctx_name) {
-		r = lfail(&l, -EINVAL, NULL, "current-context is missing");
-		goto out_file;
-	}
-	const kb_yaml_node *ctx;
-	if ((r = find_named(&l, root, "contexts", "context", ctx_name, &ctx)) < 0)
-		goto out_file;
 	const char *cluster = NULL, *user = NULL;
-	char what[160]; /* names the entry in error texts only: a long name is cut */
-	(void)snprintf(what, sizeof(what), "context \"%s\"", ctx_name);
-	if (ctx && ((r = get_str(&l, ctx, what, "cluster", &cluster)) < 0 ||
-		    (r = get_str(&l, ctx, what, "user", &user)) < 0))
+	if ((r = current_context(&l, root, &cluster, &user)) < 0)
 		goto out_file;
-	if (!cluster) {
-		r = lfail(&l, -EINVAL, ctx, "%s: cluster is missing", what);
-		goto out_file;
-	}
 	if ((r = load_cluster(&l, root, cluster, &c)) < 0)
 		goto out_config;
 	if (user && (r = load_user(&l, root, user, &c)) < 0)
 		goto out_config;
-	if (master && *master && set_server(&c, master) < 0) {
-		r = lnomem(&l);
+	if (master && *master && (r = set_server(&c, master)) < 0) {
+		r = r == -EINVAL ? lfail(&l, r, NULL, "--master \"%s\": no host", master)
+				 : lnomem(&l);
 		goto out_config;
 	}
 	if (!c.server) {

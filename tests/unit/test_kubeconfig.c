@@ -248,6 +248,13 @@ static void kubeconfig_errors_name_file_and_field(void **state)
 	load_fails("current-context: x\ncontexts: [{name: x, context: {cluster: c}}]\n"
 		   "clusters: [{name: c, cluster: {certificate-authority: ca}}]\n",
 		   -EINVAL, "cluster \"c\": server is missing");
+	/* No host left: refused, as client-go does (a fuzzer's input). */
+	load_fails("current-context: x\ncontexts: [{name: x, context: {cluster: c}}]\n"
+		   "clusters: [{name: c, cluster: {server: //}}]\n",
+		   -EINVAL, "cluster \"c\": server \"//\": no host");
+	load_fails("current-context: x\ncontexts: [{name: x, context: {cluster: c}}]\n"
+		   "clusters: [{name: c, cluster: {server: 'https:///'}}]\n",
+		   -EINVAL, "cluster \"c\": server \"https:///\": no host");
 	load_fails("current-context: x\ncontexts: [{name: x, context: {cluster: c}}]\n"
 		   "clusters: [{name: c, cluster: {server: s, certificate-authority-data: 'a*b'}}]\n",
 		   -EINVAL, "cluster \"c\": certificate-authority-data: not valid base64");
