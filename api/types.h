@@ -355,6 +355,10 @@ typedef struct kb_node {
 	 * the one before): ready is false, and the reason a pod does not fit
 	 * says so. */
 	bool undecodable;
+	/* A pod the API puts on this node did not decode, so what it uses is
+	 * unknown (kb_cluster_note_unreadable_pod): ready is false, and the
+	 * reason a pod does not fit says so. */
+	bool unreadable_pod;
 	kb_res allocatable;
 	kb_res used;      /* requests of tasks in allocated statuses and releasing */
 	kb_res idle;      /* allocatable - used */

@@ -137,6 +137,7 @@ void kb_cluster_init(kb_cluster *c, const char *scheduler_name, const char *defa
 }
 
 static kb_store *store_of(kb_cluster *c, kb_kind kind);
+static bool forget_unreadable(kb_cluster *c, const char *key);
 
 /* Applies every object of src's store `from` to c (borrowed), with the
  * overrides of its slots. 0 or -ENOMEM. */
@@ -187,6 +188,9 @@ int kb_cluster_share_copy(kb_cluster *ret, const kb_cluster *src)
 	int r = 0;
 	for (size_t i = 0; i < sizeof(from) / sizeof(from[0]) && r == 0; i++)
 		r = share_store(ret, from[i]);
+	for (size_t i = 0; i < src->unreadable.n && r >= 0; i++)
+		r = kb_cluster_note_unreadable_pod(ret, src->unreadable.v[i].key,
+						   src->unreadable.v[i].node);
 	if (r < 0)
 		kb_cluster_release(ret);
 	return r;
@@ -234,6 +238,12 @@ void kb_cluster_release(kb_cluster *c)
 	store_release(&c->csi_drivers);
 	store_release(&c->storage_capacities);
 	kb_arena_release(&c->vol_arena);
+	for (size_t i = 0; i < c->unreadable.n; i++) {
+		free(c->unreadable.v[i].key);
+		free(c->unreadable.v[i].node);
+	}
+	KB_VEC_RELEASE(&c->unreadable);
+	kb_strmap_release(&c->unreadable_index);
 }
 
 static kb_store *store_of(kb_cluster *c, kb_kind kind)
@@ -401,6 +411,8 @@ int kb_cluster_apply(kb_cluster *c, kb_object *obj, int64_t created_ms)
 	}
 	if (volume_kind(obj->kind))
 		return apply_volume(c, s, obj);
+	if (obj->kind == KB_KIND_POD)
+		forget_unreadable(c, obj->meta.key);
 	const kb_slot *prev = obj->kind == KB_KIND_POD ? store_get(s, obj->meta.key) : NULL;
 	/* Pods whose volumes use claims: counted so that sessions of clusters
 	 * without any skip the volume pass. */
@@ -481,6 +493,76 @@ int kb_cluster_hold_pod(kb_cluster *c, const char *key, bool held)
 	return 0;
 }
 
+/* Removes the note of an unreadable pod: it decoded or is gone. Returns
+ * whether there was one. */
+static bool forget_unreadable(kb_cluster *c, const char *key)
+{
+	int64_t i;
+	if (c->unreadable.n == 0 || !kb_strmap_get(&c->unreadable_index, key, &i))
+		return false;
+	kb_unreadable_pod *u = &c->unreadable.v[i];
+	(void)kb_strmap_del(&c->unreadable_index, u->key);
+	free(u->key);
+	free(u->node);
+	size_t last = c->unreadable.n - 1;
+	if ((size_t)i != last) {
+		*u = c->unreadable.v[last];
+		/* Replaces the value of a key present: no growth, cannot fail. */
+		(void)kb_strmap_put(&c->unreadable_index, u->key, i);
+	}
+	c->unreadable.n--;
+	shape_change(c, true);
+	c->generation++;
+	return true;
+}
+
+int kb_cluster_note_unreadable_pod(kb_cluster *c, const char *key, const char *node)
+{
+	int64_t i;
+	char *n = NULL;
+	if (kb_strmap_get(&c->unreadable_index, key, &i)) {
+		kb_unreadable_pod *u = &c->unreadable.v[i];
+		if (strcmp(u->node, node) == 0)
+			return 1;
+		if (!(n = strdup(node)))
+			return -ENOMEM;
+		free(u->node);
+		u->node = n;
+	} else {
+		kb_unreadable_pod u = {.key = strdup(key), .node = strdup(node)};
+		if (!u.key || !u.node || KB_VEC_PUSH(&c->unreadable, u) < 0) {
+			free(u.key);
+			free(u.node);
+			return -ENOMEM;
+		}
+		if (kb_strmap_put(&c->unreadable_index, u.key, (int64_t)c->unreadable.n - 1) < 0) {
+			c->unreadable.n--;
+			free(u.key);
+			free(u.node);
+			return -ENOMEM;
+		}
+	}
+	shape_change(c, true);
+	c->generation++;
+	return 0;
+}
+
+int kb_cluster_undecodable_object(kb_cluster *c, kb_kind kind, const char *key,
+				  const kb_yaml_node *obj, const char **ret_node)
+{
+	int r = kb_cluster_mark_undecodable(c, kind, key);
+	if (r != -ENOENT || kind != KB_KIND_POD || !obj)
+		return r;
+	const char *node = kb_yaml_str(kb_yaml_get(kb_yaml_get(obj, "spec"), "nodeName"));
+	if (!node || !node[0])
+		return -ENOENT;
+	if ((r = kb_cluster_note_unreadable_pod(c, key, node)) < 0)
+		return r;
+	if (ret_node)
+		*ret_node = node;
+	return r == 0 ? 1 : 2;
+}
+
 int kb_cluster_mark_undecodable(kb_cluster *c, kb_kind kind, const char *key)
 {
 	kb_store *s = store_of(c, kind);
@@ -506,6 +588,8 @@ bool kb_cluster_undecodable(kb_cluster *c, kb_kind kind, const char *key)
 
 bool kb_cluster_delete(kb_cluster *c, kb_kind kind, const char *key)
 {
+	if (kind == KB_KIND_POD && forget_unreadable(c, key))
+		return true; /* never stored */
 	kb_store *s = store_of(c, kind);
 	const kb_slot *sl = s && kind == KB_KIND_POD ? store_get(s, key) : NULL;
 	bool had_claims = sl && sl->obj->u.pod.nclaims > 0;
@@ -847,6 +931,19 @@ out:
 	return r;
 }
 
+/* The nodes that hold an unreadable pod (kb_cluster_note_unreadable_pod)
+ * are no candidates. O(unreadable pods x log nodes). */
+static void mark_unreadable_nodes(const kb_cluster *c, kb_snapshot *s)
+{
+	for (size_t i = 0; i < c->unreadable.n; i++) {
+		int32_t n = kb_snapshot_find_node(s, c->unreadable.v[i].node);
+		if (n >= 0) {
+			s->nodes[n].ready = false;
+			s->nodes[n].unreadable_pod = true;
+		}
+	}
+}
+
 /* A node's fields that come from its object; the rest is derived. Its
  * quantities of names that had no slot when it was decoded go into the
  * slots they were given since (rn: the cluster's names). O(its extras). */
@@ -1045,6 +1142,7 @@ static int cache_copy(kb_cluster *c, kb_snapshot *s, kb_err *err)
 		return kb_err_set(err, -ENOMEM, "building the snapshot: out of memory");
 	for (uint32_t i = 0; i < k->nnodes; i++)
 		node_fill(&s->nodes[i], c->nodes.slots.v[k->node_slots[i]].obj, &c->resnames);
+	mark_unreadable_nodes(c, s);
 	for (uint32_t i = 0; i < k->njobs; i++) {
 		const kb_cached_job *cj = &k->jobs[i];
 		kb_job *j = &s->jobs[i];
@@ -1785,6 +1883,8 @@ static int snapshot_build(kb_cluster *c, kb_snapshot *s, uint32_t **ret_node_slo
 	prio_table pt = {.c = c};
 	build_default_priority(c, &pt);
 	int r = build_nodes(c, s, &scratch, ret_node_slots);
+	if (r == 0)
+		mark_unreadable_nodes(c, s);
 	const char **parents = NULL;
 	if (r == 0 && (r = build_queues(c, s, &parents)) == 0) {
 		for (uint32_t i = 0; i < s->nqueues; i++)

@@ -115,6 +115,12 @@ typedef struct kb_snapshot_cache {
 	uint32_t njob_tasks;
 } kb_snapshot_cache;
 
+/* A pod the API puts on a node and the store cannot hold: both owned. */
+typedef struct kb_unreadable_pod {
+	char *key;  /* "ns/name" */
+	char *node; /* spec.nodeName */
+} kb_unreadable_pod;
+
 typedef struct kb_cluster {
 	kb_resnames resnames;
 	kb_store nodes, pods, podgroups, queues, priority_classes;
@@ -176,6 +182,11 @@ typedef struct kb_cluster {
 	 * the session snapshot may still point into them; freed when the
 	 * shape changes. */
 	KB_VEC(kb_object *) retired;
+	/* Pods on a node that the store does not hold because no version of
+	 * them decoded (kb_cluster_note_unreadable_pod): what they use there
+	 * is unknown, so their nodes are no candidates. */
+	KB_VEC(kb_unreadable_pod) unreadable;
+	kb_strmap unreadable_index; /* pod key -> position in unreadable */
 } kb_cluster;
 
 /* scheduler_name and default_queue are borrowed (must outlive the cluster). */
@@ -234,6 +245,27 @@ int kb_cluster_hold_pod(kb_cluster *c, const char *key, bool held);
  * such object: one that never decoded is simply absent). Cost: O(1), and
  * the next snapshot is a full build when the mark is new. */
 int kb_cluster_mark_undecodable(kb_cluster *c, kb_kind kind, const char *key);
+
+/* A pod the store does not hold, because no version of it decoded, that
+ * the API puts on node (spec.nodeName; another scheduler's pod, or one the
+ * kubelet runs): what it uses there is unknown, so the node is no
+ * candidate (not ready; a pod's reason says a pod on it could not be
+ * decoded) until the pod decodes (kb_cluster_apply) or is deleted
+ * (kb_cluster_delete). A later note for the same pod moves it. Returns 0,
+ * 1 when it was already noted on that node, -ENOMEM. Cost: O(1), and the
+ * next snapshot is a full build when the note is new. */
+int kb_cluster_note_unreadable_pod(kb_cluster *c, const char *key, const char *node);
+
+/* The API's latest version of an object did not decode; obj is its tree
+ * (NULL when not at hand). What the daemon and the replay do with it:
+ * kb_cluster_mark_undecodable when the store holds the object; else, for
+ * a Pod that obj puts on a node (a non-empty spec.nodeName),
+ * kb_cluster_note_unreadable_pod. Returns 0 (marked), 1 (noted on its
+ * node: *ret_node, when not NULL, is the node's name, borrowed from obj),
+ * 2 (already noted on that node), -ENOENT (neither: the object is simply
+ * unknown), -ENOMEM. */
+int kb_cluster_undecodable_object(kb_cluster *c, kb_kind kind, const char *key,
+				  const kb_yaml_node *obj, const char **ret_node);
 
 /* Whether the stored object of that kind and key is marked undecodable. */
 bool kb_cluster_undecodable(kb_cluster *c, kb_kind kind, const char *key);

@@ -240,19 +240,63 @@ static const char *undecodable_effect(kb_kind kind)
 	}
 }
 
+/* A pod of ours, on no node, of which no version decoded: no session
+ * reports it, so its condition says why here, while leading (a standby
+ * leaves it to the leader; the pod's next update says it again). */
+static void tell_unreadable_pod(daemon_state *d, kb_kind kind, const char *key,
+				const kb_yaml_node *obj, const char *msg)
+{
+	if (kind != KB_KIND_POD || !obj || !d->leading || d->stopping)
+		return;
+	const kb_yaml_node *spec = kb_yaml_get(obj, "spec");
+	const char *sched = kb_yaml_str(kb_yaml_get(spec, "schedulerName"));
+	if (!kb_cluster_name_is_ours(&d->cluster, sched && sched[0] ? sched : "default-scheduler"))
+		return;
+	char why[KB_ERR_MSG_MAX + 128];
+	(void)snprintf(why, sizeof(why),
+		       "kube-batchd could not decode this pod, so it is not scheduled: %s; fix the "
+		       "field named",
+		       msg);
+	const char *uid = kb_yaml_str(kb_yaml_get(kb_yaml_get(obj, "metadata"), "uid"));
+	int r = kb_writers_pod_unreadable(d->writers, key, uid, why);
+	if (r < 0)
+		kb_error("pod \"%s\": writing why it is not scheduled: %s", key, strerror(-r));
+}
+
 /* The API's latest version of an object did not decode: the cache's copy
  * is out of date, so the object is taken out of placement (a warning the
  * first time, at -v 2 while it stays so) until a version decodes. */
-static void on_undecodable(void *ctx, kb_kind kind, const char *key, const kb_err *err)
+static void on_undecodable(void *ctx, kb_kind kind, const char *key, const kb_yaml_node *obj,
+			   const kb_err *err)
 {
 	daemon_state *d = ctx;
 	bool was = kb_cluster_undecodable(&d->cluster, kind, key);
 	kb_recorder_undecodable(d->rec, kind, key);
-	int r = kb_cluster_mark_undecodable(&d->cluster, kind, key);
+	const char *node = NULL;
+	int r = kb_cluster_undecodable_object(&d->cluster, kind, key, obj, &node);
 	const char *msg = err && err->msg[0] ? err->msg : "does not decode";
+	if (r == -ENOMEM) {
+		kb_error("out of memory noting %s \"%s\", which did not decode", kb_kind_name(kind),
+			 key);
+		return;
+	}
+	if (r == 2) {
+		kb_vlog(2, "still not decoded (its node \"%s\" stays out of placement): %s", node,
+			msg);
+		return;
+	}
+	if (r == 1) {
+		kb_warn("%s (a Pod on node \"%s\" that kube-batchd never decoded): no pod is placed "
+			"on that node until this one decodes or is deleted, since what it uses "
+			"there is unknown; fix the field named",
+			msg, node);
+		poke(d);
+		return;
+	}
 	if (r == -ENOENT) {
 		kb_warn("%s (a new %s): skipped, unknown to kube-batchd until a version decodes; "
 			"fix the field named", msg, kb_kind_name(kind));
+		tell_unreadable_pod(d, kind, key, obj, msg);
 		return;
 	}
 	if (was) {

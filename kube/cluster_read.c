@@ -100,10 +100,16 @@ static void on_synced(void *ctx, const char *path)
 	}
 }
 
-static void on_undecodable(void *ctx, kb_kind kind, const char *key, const kb_err *err)
+static void on_undecodable(void *ctx, kb_kind kind, const char *key, const kb_yaml_node *obj,
+			   const kb_err *err)
 {
 	read_state *st = ctx;
-	(void)kb_cluster_mark_undecodable(st->cluster, kind, key);
+	if (kb_cluster_undecodable_object(st->cluster, kind, key, obj, NULL) == -ENOMEM) {
+		kb_err e = {0};
+		kb_err_set(&e, -ENOMEM, "out of memory storing the cluster's objects");
+		fail(st, -ENOMEM, &e);
+		return;
+	}
 	if (st->info->undecodable++ == 0)
 		(void)snprintf(st->info->first_undecodable, sizeof(st->info->first_undecodable),
 			       "%s \"%.100s\": %.380s", kb_kind_name(kind), key,

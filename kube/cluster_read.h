@@ -21,7 +21,9 @@
  *  -ETIMEDOUT: not every resource listed within timeout_ms;
  *  -ENOENT: no API server configured (kube/kube_source.h); -ENOMEM.
  * An object that does not decode is not an error: it is left out (or its
- * stored version marked, as the daemon does) and counted in
+ * stored version marked, or, for a pod on a node, its node taken out of
+ * placement: kb_cluster_undecodable_object, as the daemon does) and
+ * counted in
  * ret->undecodable, its first message kept in ret->first_undecodable.
  *
  * Ownership: objects go to the store (the caller's, initialised with

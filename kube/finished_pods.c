@@ -60,7 +60,8 @@ static void on_synced(void *ctx, const char *path)
 	f->h->listed(f->ctx);
 }
 
-static void on_undecodable(void *ctx, kb_kind kind, const char *key, const kb_err *err)
+static void on_undecodable(void *ctx, kb_kind kind, const char *key, const kb_yaml_node *obj,
+			   const kb_err *err)
 {
 	kb_finished_pods *f = ctx;
 	(void)kind;

@@ -311,7 +311,13 @@ static void undecodable(kb_reflector *r, const kb_yaml_node *obj, const char *wh
 {
 	char key[512];
 	if (r->h.undecodable && key_of(obj, key, sizeof(key))) {
-		r->h.undecodable(r->ctx, r->kkind, key, err);
+		/* Known from now on, so that its deletion or a relist that lacks
+		 * it is passed on even if no version of it ever decodes. */
+		if (keys_mark(r, key) < 0) {
+			report(r, -ENOMEM, "%s %s: out of memory", what, r->path);
+			return;
+		}
+		r->h.undecodable(r->ctx, r->kkind, key, obj, err);
 		return;
 	}
 	report(r, e, "%s %s: object skipped: %s", what, r->path, err->msg);
@@ -350,7 +356,7 @@ static bool apply_items(kb_reflector *r, const kb_yaml_node *items)
 		int e = decode_item(r, it, &o, &err);
 		if (e < 0) {
 			/* Keep what the store has under this key: a bad update is not a
-			 * deletion. */
+			 * deletion (undecodable marks the key when it is passed on). */
 			if (key_of(it, key, sizeof(key)))
 				keys_touch(r, key);
 			undecodable(r, it, "LIST", e, &err);

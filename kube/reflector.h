@@ -62,10 +62,14 @@ typedef struct kb_reflector_handler {
 	/* The first LIST has been applied (called once per reflector). */
 	void (*synced)(void *ctx, const char *path);
 	/* The API's latest version of the object under key (a watch event's or
-	 * a LIST item) did not decode; err names the object and the field.
-	 * The next version that decodes comes through upsert as usual. May be
-	 * NULL (then error is called instead). */
-	void (*undecodable)(void *ctx, kb_kind kind, const char *key, const kb_err *err);
+	 * a LIST item, obj: its tree, alive until the call returns) did not
+	 * decode; err names the object and the field. The next version that
+	 * decodes comes through upsert as usual; its deletion (a watch's
+	 * DELETED, or a relist that lacks it) through remove, whether or not
+	 * a version of it ever decoded. May be NULL (then error is called
+	 * instead). */
+	void (*undecodable)(void *ctx, kb_kind kind, const char *key, const kb_yaml_node *obj,
+			    const kb_err *err);
 	/* Something worth a log line: an object that did not decode, a relist,
 	 * a retry (message says which and why). May be NULL. */
 	void (*error)(void *ctx, const char *path, const kb_err *err);

@@ -1320,6 +1320,20 @@ static int fx_task_pending(void *ctx, const kb_snapshot *snap, const kb_task *t,
 	return pod_condition(ctx, t->key, t->ns, t->name, t->uid, reason, true);
 }
 
+int kb_writers_pod_unreadable(kb_writers *w, const char *key, const char *uid, const char *msg)
+{
+	const char *slash = strchr(key, '/');
+	if (!slash || slash == key || !slash[1])
+		return -EINVAL;
+	char ns[256];
+	size_t nlen = (size_t)(slash - key);
+	if (nlen >= sizeof(ns))
+		return -EINVAL;
+	memcpy(ns, key, nlen);
+	ns[nlen] = '\0';
+	return pod_condition(w, key, ns, slash + 1, uid, msg, true);
+}
+
 /* The condition last sent for pod key was not written: forgotten, so that
  * a later session sends it again. */
 static void pod_msg_forget(kb_writers *w, const char *key)

@@ -118,6 +118,14 @@ kb_writers *kb_writers_free(kb_writers *w);
  * after refused bindings is forgotten too (and its hold lifted). O(1). */
 void kb_writers_forget_pod(kb_writers *w, const char *key);
 
+/* A pod of ours of which no version decoded: it is not in the cache, so no
+ * session reports it. Sets its condition PodScheduled=False (reason
+ * Unschedulable) to msg, with a Warning FailedScheduling Event, when msg
+ * differs from what was last written for it (as a session's report).
+ * key: "ns/name"; uid may be NULL. Returns 0, -EINVAL (a key without a
+ * namespace), -ENOMEM. O(1) plus the request. */
+int kb_writers_pod_unreadable(kb_writers *w, const char *key, const char *uid, const char *msg);
+
 /* Called before each session with its clock: lifts the hold of every pod
  * whose backoff is over, so the session may place it again. Cost:
  * O(pods in backoff). */

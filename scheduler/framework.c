@@ -465,7 +465,10 @@ int kb_node_fits(const kb_session *ssn, const kb_task *task, const kb_node *node
 {
 	if (!node->ready) {
 		*ret_reason = node->undecodable ? "node(s) had an update kube-batchd could not decode"
-						: "node(s) were not ready";
+			      : node->unreadable_pod
+				      ? "node(s) ran a pod kube-batchd could not decode (what it "
+					"uses there is unknown)"
+				      : "node(s) were not ready";
 		return KB_FIT_FAIL;
 	}
 	if (node->unschedulable) {

@@ -8,7 +8,8 @@
 #
 #   tests/e2e/faults.sh [--build BUILDDIR] [--keep] [CASE...]
 #
-# Cases: proxy bind-refused bind-refused-all list-gone stale-node probes sigterm-burst
+# Cases: proxy bind-refused bind-refused-all list-gone stale-node stale-pod probes
+# sigterm-burst
 # (default: all).
 #   proxy         the proxy's faults against the real apiserver, seen by curl
 #   bind-refused  an admission webhook's 422 to the third and later bindings
@@ -25,6 +26,12 @@
 #   stale-node    a node cordoned in an update kube-batchd cannot decode: no
 #                 pod placed on it, the log names node and field, a relist
 #                 keeps it out, a version that decodes brings it back
+#   stale-pod     another scheduler's pod on a node, which kube-batchd cannot
+#                 decode: the node takes no pod of ours (its use is unknown),
+#                 the log names pod, node and field; once it decodes it is
+#                 counted, once it is deleted the node is used; a pod of ours
+#                 that does not decode is not bound, its condition and an
+#                 Event name the field
 #   probes        /livez during a long first LIST, /readyz and /healthz; with
 #                 leader election only the leader is ready, and a SIGTERM
 #                 hands the lease to the standby
@@ -37,11 +44,11 @@
 # KUBE_BATCHD (the binary), KB_FAULT_SEED (the proxy's seed).
 set -uo pipefail
 
-e2e_name=faults e2e_help_end=37
+e2e_name=faults e2e_help_end=44
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 e2e_args "$@"
 cases=("${e2e_cases[@]}")
-((${#cases[@]})) || cases=(proxy bind-refused bind-refused-all list-gone stale-node probes sigterm-burst)
+((${#cases[@]})) || cases=(proxy bind-refused bind-refused-all list-gone stale-node stale-pod probes sigterm-burst)
 e2e_need kubectl curl openssl flock setsid go
 e2e_binary
 e2e_dir kb-faults
@@ -414,6 +421,100 @@ EOF
 	k delete nodes -l e2e.kube-batchd.io/node=true >/dev/null 2>&1
 }
 
+# pod_msg NS POD: its PodScheduled condition's message; pod_node NS POD: its
+# node; wait_msg NS POD REGEX: up to 10 s for a message matching REGEX (the
+# last one read in $why; status 0 when it matched).
+pod_msg() { k get pod "$2" -n "$1" -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].message}'; }
+pod_node() { k get pod "$2" -n "$1" -o jsonpath='{.spec.nodeName}'; }
+wait_msg() {
+	local i
+	for ((i = 0; i < 40; i++)); do
+		why=$(pod_msg "$1" "$2")
+		grep -q "$3" <<<"$why" && return 0
+		sleep 0.25
+	done
+	return 1
+}
+
+# Another scheduler's pod, bound to a node, that kube-batchd cannot decode
+# (an annotation its decoder refuses, which the apiserver accepts) and so
+# does not hold: what it uses on the node is unknown, so the node takes no
+# pod of ours. Before the fix the pod was skipped, its node looked free, and
+# a 2-cpu pod was bound beside the foreign 3-cpu one on a 4-cpu node.
+case_stale_pod() {
+	local ns n=sp-node-1 i bound why ok
+	ns=$(mkns e2e-stalepod)
+	# sp-node-2 is too small for the pod: it gives the queue a share.
+	node "$n" 4; node sp-node-2 1
+	k create -f - >/dev/null <<EOF
+apiVersion: v1
+kind: Pod
+metadata: {name: foreign, namespace: $ns, annotations: {volcano.sh/preemptable: "maybe"}}
+spec:
+  schedulerName: another-scheduler
+  nodeName: $n
+  containers: [{name: main, image: registry.k8s.io/pause:3.9, resources: {requests: {cpu: "3"}}}]
+EOF
+	start_sched || { fail "stale-pod: scheduler starts"; return; }
+	ok=1
+	for ((i = 0; i < 100; i++)); do
+		grep -q "metadata.annotations.volcano.sh/preemptable.*a Pod on node \"$n\" that kube-batchd never decoded" "$log" && { ok=0; break; }
+		sleep 0.1
+	done
+	check "stale-pod: the log names the pod's field and its node" test "$ok" = 0
+	k create -f - >/dev/null <<EOF
+apiVersion: v1
+kind: Pod
+metadata: {name: two, namespace: $ns}
+spec:
+  schedulerName: kube-batchd
+  containers: [{name: main, image: registry.k8s.io/pause:3.9, resources: {requests: {cpu: "2"}}}]
+EOF
+	sleep 4
+	bound=$(pod_node "$ns" two)
+	check "stale-pod: nothing bound beside the pod that did not decode (bound to \"$bound\")" test -z "$bound"
+	why=$(pod_msg "$ns" two)
+	check "stale-pod: the pending pod's reason says why (\"$why\")" grep -q 'ran a pod kube-batchd could not decode' <<<"$why"
+	# It decodes: counted (3 of 4 cpu used), so the 2-cpu pod still waits,
+	# now for cpu.
+	k annotate pod foreign -n "$ns" --overwrite volcano.sh/preemptable=true >/dev/null
+	ok=0
+	wait_msg "$ns" two 'Insufficient cpu' || ok=1
+	bound=$(pod_node "$ns" two)
+	check "stale-pod: decoded, the foreign pod is counted: still pending, for cpu (\"$why\", bound to \"$bound\")" \
+		test "$ok" = 0 -a -z "$bound"
+	k delete pod foreign -n "$ns" --grace-period=0 --force >/dev/null 2>&1
+	ok=1
+	for ((i = 0; i < 40; i++)); do
+		bound=$(pod_node "$ns" two)
+		[[ $bound == "$n" ]] && { ok=0; break; }
+		sleep 0.25
+	done
+	check "stale-pod: the foreign pod deleted, the pod is bound to its node (\"$bound\")" test "$ok" = 0
+	# A pod of ours that does not decode: not scheduled, and, since no
+	# session can report it, its condition says why, naming the field.
+	k create -f - >/dev/null <<EOF
+apiVersion: v1
+kind: Pod
+metadata: {name: unreadable, namespace: $ns, annotations: {volcano.sh/preemptable: "maybe"}}
+spec:
+  schedulerName: kube-batchd
+  containers: [{name: main, image: registry.k8s.io/pause:3.9, resources: {requests: {cpu: 100m}}}]
+EOF
+	ok=0
+	wait_msg "$ns" unreadable 'could not decode this pod.*volcano.sh/preemptable' || ok=1
+	bound=$(pod_node "$ns" unreadable)
+	check "stale-pod: a pod of ours that does not decode is not bound, and its condition names the field (\"${why:0:200}\")" \
+		test "$ok" = 0 -a -z "$bound"
+	why=$(k get events -n "$ns" --field-selector involvedObject.name=unreadable,reason=FailedScheduling \
+		-o jsonpath='{.items[*].message}')
+	check "stale-pod: and a Warning FailedScheduling Event says so (\"${why:0:120}\")" \
+		grep -q 'could not decode this pod' <<<"$why"
+	stop_pid "$sched_pid"; sched_pid=
+	k delete pods --all -n "$ns" --grace-period=0 --force >/dev/null 2>&1
+	k delete nodes -l e2e.kube-batchd.io/node=true >/dev/null 2>&1
+}
+
 # probe PORT PATH: "CODE BODY".
 probe() { curl -s -o "$work/probe.body" -w '%{http_code}' "http://127.0.0.1:$1$2" 2>/dev/null; echo " $(cat "$work/probe.body" 2>/dev/null)"; }
 
@@ -553,6 +654,7 @@ for c in "${cases[@]}"; do
 	bind-refused-all) case_bind_refused_all ;;
 	list-gone) case_list_gone ;;
 	stale-node) case_stale_node ;;
+	stale-pod) case_stale_pod ;;
 	probes) case_probes ;;
 	sigterm-burst) case_sigterm_burst ;;
 	*) fail "unknown case $c" ;;

@@ -60,12 +60,13 @@ static void on_remove(void *ctx, kb_kind kind, const char *key)
 	kb_cluster_delete(&w->cluster, kind, key);
 }
 
-static void on_undecodable(void *ctx, kb_kind kind, const char *key, const kb_err *err)
+static void on_undecodable(void *ctx, kb_kind kind, const char *key, const kb_yaml_node *obj,
+			   const kb_err *err)
 {
 	watch_ctx *w = ctx;
-	if (kind != w->kind || !key || !key[0] || !err || err->code >= 0 || !err->msg[0])
+	if (kind != w->kind || !key || !key[0] || !obj || !err || err->code >= 0 || !err->msg[0])
 		abort();
-	int r = kb_cluster_mark_undecodable(&w->cluster, kind, key);
+	int r = kb_cluster_undecodable_object(&w->cluster, kind, key, obj, NULL);
 	if (r < 0 && r != -ENOENT)
 		abort();
 }

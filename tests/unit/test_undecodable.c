@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "base/json_doc.h"
 #include "tests/unit/session_fixture.h"
 
 #define REQ "{cpu: '1', memory: 1Gi}"
@@ -162,6 +163,69 @@ static void session_snapshot_follows_the_mark(void **state)
 	kb_cluster_release(&c);
 }
 
+/* A pod on a node that no version of which decoded (another scheduler's,
+ * with a field kube-batchd refuses): the store does not hold it, so what it
+ * uses on its node is unknown, and the node is no candidate until it
+ * decodes or is deleted. Before, its node looked free. */
+static void unreadable_pod_on_a_node_takes_the_node_out(void **state)
+{
+	(void)state;
+	static const char raw[] = "{\"metadata\":{\"name\":\"x\",\"namespace\":\"default\"},"
+				  "\"spec\":{\"nodeName\":\"n1\",\"schedulerName\":\"other\"}}";
+	kb_yaml_file doc;
+	kb_err err = {0};
+	assert_int_equal(kb_json_load_buffer(raw, strlen(raw), "x", &doc, &err), 0);
+	fx *f = fx_new();
+	/* n2 is too small for p: it gives the queue a share to place p with. */
+	fx_loadf(f, N1 NODE("n2", "{cpu: 500m, memory: 8Gi, pods: '10'}") LONE_POD("p", REQ, ""));
+	const char *node = NULL;
+	assert_int_equal(kb_cluster_undecodable_object(&f->cluster, KB_KIND_POD, "default/x",
+						       doc.docs[0], &node),
+			 1);
+	assert_string_equal(node, "n1");
+	assert_int_equal(kb_cluster_undecodable_object(&f->cluster, KB_KIND_POD, "default/x",
+						       doc.docs[0], NULL),
+			 2);
+	session(f);
+	assert_int_equal(f->nbound, 0);
+	const char *why = fx_pending_reason(f, "default/p");
+	if (!why || !strstr(why, "ran a pod kube-batchd could not decode"))
+		fail_msg("reason: %s", why ? why : "(none)");
+
+	/* A copy for a what-if run carries the note. */
+	kb_cluster copy;
+	kb_snapshot *cs;
+	assert_int_equal(kb_cluster_share_copy(&copy, &f->cluster), 0);
+	assert_int_equal(kb_cluster_session_snapshot(&copy, &cs, &err), 0);
+	assert_true(cs->nodes[0].unreadable_pod);
+	assert_false(cs->nodes[0].ready);
+	assert_true(cs->nodes[1].ready);
+	kb_cluster_release(&copy);
+
+	/* Deleted (a watch's DELETED, or a relist that lacks it): the node is
+	 * a candidate again. */
+	assert_true(kb_cluster_delete(&f->cluster, KB_KIND_POD, "default/x"));
+	session(f);
+	assert_true(was_bound(f, "default/p"));
+
+	/* A pod without a node is simply unknown; one that decodes later ends
+	 * the note (and is counted as the pod it is). */
+	static const char unplaced[] = "{\"metadata\":{\"name\":\"y\",\"namespace\":\"default\"},"
+				       "\"spec\":{\"nodeName\":\"\"}}";
+	kb_yaml_file doc2;
+	assert_int_equal(kb_json_load_buffer(unplaced, strlen(unplaced), "y", &doc2, &err), 0);
+	assert_int_equal(kb_cluster_undecodable_object(&f->cluster, KB_KIND_POD, "default/y",
+						       doc2.docs[0], NULL),
+			 -ENOENT);
+	assert_int_equal(kb_cluster_note_unreadable_pod(&f->cluster, "default/z", "n1"), 0);
+	assert_int_equal(f->cluster.unreadable.n, 1);
+	fx_loadf(f, LONE_POD("z", REQ, ""));
+	assert_int_equal(f->cluster.unreadable.n, 0);
+	kb_yaml_file_release(&doc);
+	kb_yaml_file_release(&doc2);
+	fx_free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -171,6 +235,7 @@ int main(void)
 		cmocka_unit_test(undecodable_podgroup_is_invalid),
 		cmocka_unit_test(marking_an_unknown_object_is_enoent),
 		cmocka_unit_test(session_snapshot_follows_the_mark),
+		cmocka_unit_test(unreadable_pod_on_a_node_takes_the_node_out),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
