@@ -127,6 +127,27 @@ static bool ref_next(const char *s, size_t n, size_t *pos, bool final, const cha
 	return false;
 }
 
+/* The reference for -E2BIG: whether a line that data[at, at + n) completes
+ * or holds (a "\r" before its newline not counted), or the bytes after its
+ * last newline, is longer than max_line; lines start after data's newlines
+ * before at as well. */
+static bool feed_over_limit(const uint8_t *data, size_t at, size_t n, size_t max_line)
+{
+	const uint8_t *prev = at ? memrchr(data, '\n', at) : NULL;
+	size_t start = prev ? (size_t)(prev - data) + 1 : 0;
+	for (size_t i = at; i < at + n; i++) {
+		if (data[i] != '\n')
+			continue;
+		size_t len = i - start;
+		if (len > 0 && data[i - 1] == '\r')
+			len--;
+		if (len > max_line)
+			return true;
+		start = i + 1;
+	}
+	return at + n - start > max_line;
+}
+
 /* Hands one line to the reflector after checking it against the reference. */
 static void deliver(kb_reflector *r, const char *line, size_t len, const uint8_t *s, size_t n,
 		    size_t *ref_pos, bool final)
@@ -177,10 +198,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		int e = kb_line_framer_feed(&f, (const char *)data + off, n);
 		off += n;
 		if (e == -E2BIG) {
-			/* The partial line now over the limit: the stream ends. */
-			const uint8_t *nl = memrchr(data, '\n', off);
-			size_t tail = nl ? off - (size_t)(nl - data) - 1 : off;
-			if (tail <= max_line)
+			/* A line this feed completes or holds, or its bytes after
+			 * the last newline, over the limit: the stream ends. */
+			if (!feed_over_limit(data, off - n, n, max_line))
 				abort();
 			broken = true;
 		} else if (e != 0) {
