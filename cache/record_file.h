@@ -5,7 +5,7 @@
  * The file is JSON lines (one JSON object per line, each ending in "\n",
  * each readable alone, so a bug report can be read and grepped). The first
  * line is the header:
- *   {"magic":"kube-batchd-record","format":1,"kube_batchd":"0.1.0"}
+ *   {"magic":"kube-batchd-record","format":2,"kube_batchd":"0.1.0"}
  * then one record per line, its type in "r":
  *   conf        the configuration in force: scheduler_conf (the file's text,
  *               or null for the built-in default) and its name,
@@ -30,6 +30,13 @@
  *               a decision of session n, in the order the session made
  *               them (kb_record_decision), with rc, what the writers
  *               answered the session
+ *   report      a report of session n by name (cache/record_reports.h),
+ *               written only when it changed: kind ("job", "queue",
+ *               "pending"), key (the PodGroup's "ns/name", the queue's
+ *               name, the pod's "ns/name") and text, the report as a
+ *               person reads it; or "gone": true when a report the
+ *               session before made was not made again. A report with no
+ *               line in a session is the same as in the one before
  *   end         the session n ended: reports (how many job_status,
  *               queue_status and task_pending reports it made) and digest
  *               (a 64-bit FNV-1a over them, in hex: kb_record_digest_*),
@@ -61,7 +68,8 @@
 #include "base/yaml_doc.h"
 
 #define KB_RECORD_MAGIC "kube-batchd-record"
-#define KB_RECORD_FORMAT 1
+/* 2: the "report" records (format 1 had only the end record's digests). */
+#define KB_RECORD_FORMAT 2
 /* The default cap of a record file, for the writer and the reader (1 GiB:
  * hours of a busy cluster; --record-max-bytes sets the writer's). */
 #define KB_RECORD_MAX_BYTES_DEFAULT ((uint64_t)1 << 30)

@@ -9,7 +9,9 @@
  * recorded clock, the memo, kb_session_run_actions, kb_session_close) as
  * daemon.c runs it. Its effects go to a table here that compares each
  * decision with the one recorded (and answers the session what the
- * writers answered it) and folds the reports into the recorded digest.
+ * writers answered it) and compares each report (a PodGroup's status, a
+ * queue's share, a pending pod's reason) with the one recorded under its
+ * name (cache/record_reports.h), then the reports' digests.
  *
  * Output: "N sessions, M decisions, all identical" and exit 0; or the
  * first difference: the session, the byte offset and line of the record,
@@ -19,11 +21,13 @@
  *
  * Not replayed: the API's answers themselves (only what they did to the
  * store), leader election, the writers' events and status writes (their
- * inputs, the reports, are compared through the digest).
+ * inputs, the reports, are compared by name and through the digests).
  *
  * Cost: as the daemon's sessions over the same cluster, plus, at each
  * session, O(pods + PodGroups + volumes) to set the store's own state and
- * the session's recorded decisions held in memory (its lines' strings).
+ * the session's recorded decisions held in memory (its lines' strings);
+ * the reports by name: O(reports) per session, each report's text held
+ * (the texts that differ twice).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -34,6 +38,7 @@
 #include "base/strmap.h"
 #include "cache/cluster.h"
 #include "cache/record_file.h"
+#include "cache/record_reports.h"
 #include "cmd/cli_cmds.h"
 #include "plugins/registry.h"
 #include "queue/queue_conf.h"
@@ -75,6 +80,11 @@ typedef struct replay {
 	char end_digest[24], end_kh[KB_REPORT_KINDS][24];
 	bool end_kinds;
 	kb_report_digest got;
+	/* The reports by name: what the record says (text) and what this
+	 * session made (got_session, and got when it differs). */
+	kb_report_book book;
+	uint64_t got_seq;
+	bool oom; /* a report could not be kept */
 	/* The first difference, and nothing after it is compared. */
 	bool differs;
 	char diff[2 * KB_ERR_MSG_MAX + 256];
@@ -249,8 +259,8 @@ static int apply_object(replay *rp, const kb_yaml_node *rec, bool good, kb_err *
 				      kind, key);
 	}
 	if (!good) {
-		(void)kb_cluster_mark_undecodable(&rp->cluster, store_kind, key);
-		return 0;
+		r = kb_cluster_undecodable_object(&rp->cluster, store_kind, key, obj, NULL);
+		return r == -ENOMEM ? r : 0;
 	}
 	return kb_cluster_apply(&rp->cluster, o, t);
 }
@@ -508,6 +518,51 @@ static int push_expected(replay *rp, const kb_record_decision *d)
 	return oom ? -ENOMEM : 0;
 }
 
+/* A "report" line: the report's text from this session on, or its end
+ * ("gone"). */
+static int read_report(replay *rp, const kb_yaml_node *rec, kb_err *err)
+{
+	const kb_record_reader *rd = &rp->rd;
+	const char *field, *key, *text = NULL;
+	kb_report_kind kind;
+	int r = kb_record_str(rd, rec, "kind", false, &field, err);
+	if (r == 0)
+		r = kb_record_str(rd, rec, "key", false, &key, err);
+	if (r < 0)
+		return r;
+	if (kb_report_kind_parse(field, &kind) < 0)
+		return kb_record_fail(rd, err, -EINVAL,
+				      "record \"report\": field \"kind\": unknown kind \"%s\"", field);
+	bool gone = kb_yaml_get(rec, "gone") != NULL;
+	if (gone) {
+		if ((r = kb_record_bool(rd, rec, "gone", &gone, err)) < 0)
+			return r;
+		if (!gone)
+			return kb_record_fail(rd, err, -EINVAL,
+					      "record \"report\": field \"gone\": only true is written");
+	} else if ((r = kb_record_str(rd, rec, "text", false, &text, err)) < 0) {
+		return r;
+	}
+	bool oom = false;
+	kb_report_entry *e = kb_report_book_at(&rp->book, kind, key, !gone, &oom);
+	if (oom)
+		return -ENOMEM;
+	if (gone) {
+		if (!e)
+			return kb_record_fail(rd, err, -EINVAL,
+					      "record \"report\": the %s report of \"%s\" is gone but "
+					      "was never recorded",
+					      field, key);
+		kb_report_book_remove(&rp->book, (size_t)(e - rp->book.entries));
+		return 0;
+	}
+	if (kb_report_set(&e->text, text) < 0)
+		return -ENOMEM;
+	e->offset = rd->offset;
+	e->line = rd->line;
+	return 0;
+}
+
 /* Reads the session's decisions and its end record into rp. */
 static int read_session_records(replay *rp, kb_err *err)
 {
@@ -544,6 +599,11 @@ static int read_session_records(replay *rp, kb_err *err)
 			rp->end_offset = rp->rd.offset;
 			rp->end_line = rp->rd.line;
 			return 0;
+		}
+		if (strcmp(type, "report") == 0) {
+			if ((r = read_report(rp, rec, err)) < 0)
+				return r;
+			continue;
 		}
 		kb_record_decision d;
 		if ((r = kb_record_decision_read(&rp->rd, rec, &d, err)) < 0)
@@ -630,11 +690,34 @@ static int r_evict(void *ctx, const kb_snapshot *snap, int64_t now_ms, const kb_
 	return decide(ctx, &d);
 }
 
+/* A report of the replayed session, set beside the one recorded under its
+ * name; only a text that differs is kept. */
+static void got_report(replay *rp, kb_report_kind kind, const char *key, const char *text)
+{
+	bool oom = false;
+	kb_report_entry *e = kb_report_book_at(&rp->book, kind, key, true, &oom);
+	if (!e) {
+		rp->oom = true;
+		return;
+	}
+	e->got_session = rp->n;
+	e->got_seq = ++rp->got_seq;
+	if (e->text && strcmp(e->text, text) == 0) {
+		free(e->got);
+		e->got = NULL;
+	} else if (kb_report_set(&e->got, text) < 0) {
+		rp->oom = true;
+	}
+}
+
 static int r_job_status(void *ctx, const kb_snapshot *snap, const kb_job *job,
 			const kb_job_status *status)
 {
 	replay *rp = ctx;
 	kb_report_digest_job(&rp->got, job, status);
+	char text[KB_REPORT_TEXT_MAX];
+	kb_report_text_job(status, text, sizeof(text));
+	got_report(rp, KB_REPORT_JOB, job->key, text);
 	return 0;
 }
 
@@ -643,6 +726,9 @@ static int r_queue_status(void *ctx, const kb_snapshot *snap, const kb_queue *qu
 {
 	replay *rp = ctx;
 	kb_report_digest_queue(&rp->got, queue, deserved);
+	char text[KB_REPORT_TEXT_MAX];
+	kb_report_text_queue(deserved, &snap->resnames, text, sizeof(text));
+	got_report(rp, KB_REPORT_QUEUE, queue->name, text);
 	return 0;
 }
 
@@ -651,6 +737,9 @@ static int r_task_pending(void *ctx, const kb_snapshot *snap, const kb_task *tas
 {
 	replay *rp = ctx;
 	kb_report_digest_pending(&rp->got, task, reason);
+	char text[KB_REPORT_TEXT_MAX];
+	kb_report_text_pending(reason, text, sizeof(text));
+	got_report(rp, KB_REPORT_PENDING, task->key, text);
 	return 0;
 }
 
@@ -663,6 +752,49 @@ static const kb_effects replay_effects = {
 	.task_pending = r_task_pending,
 };
 
+/* What a report of kind k is about, for messages: "the PodGroup status
+ * of". */
+static const char *report_about(kb_report_kind k)
+{
+	static const char *const a[KB_REPORT_KINDS] = {
+		[KB_REPORT_JOB] = "the PodGroup status of",
+		[KB_REPORT_QUEUE] = "the deserved share of queue",
+		[KB_REPORT_PENDING] = "the pending reason of pod",
+	};
+	return (unsigned)k < KB_REPORT_KINDS ? a[k] : "the report of";
+}
+
+/* The reports by name: the first one this session made otherwise than the
+ * record says (in the order the session made them), else the first one
+ * recorded and not made (in the record's order). O(reports). */
+static void compare_named(replay *rp)
+{
+	const kb_report_entry *made = NULL, *missing = NULL;
+	for (size_t i = 0; i < rp->book.n; i++) {
+		const kb_report_entry *e = &rp->book.entries[i];
+		if (e->got_session == rp->n) {
+			if (e->got && (!made || e->got_seq < made->got_seq))
+				made = e;
+		} else if (e->text && (!missing || e->offset < missing->offset)) {
+			missing = e;
+		}
+	}
+	char what[KB_ERR_MSG_MAX];
+	if (made && made->text) {
+		(void)snprintf(what, sizeof(what), "%s \"%s\" differs", report_about(made->kind),
+			       made->key);
+		differ(rp, made->offset, made->line, what, made->text, made->got);
+	} else if (made) {
+		(void)snprintf(what, sizeof(what), "%s \"%s\": a report the daemon did not make",
+			       report_about(made->kind), made->key);
+		differ(rp, rp->end_offset, rp->end_line, what, "(not reported)", made->got);
+	} else if (missing) {
+		(void)snprintf(what, sizeof(what), "%s \"%s\": a report the replay did not make",
+			       report_about(missing->kind), missing->key);
+		differ(rp, missing->offset, missing->line, what, missing->text, "(not reported)");
+	}
+}
+
 /* After the session: decisions recorded and not made, the reports, the
  * session's result. */
 static void compare_end(replay *rp, int rc)
@@ -674,6 +806,7 @@ static void compare_end(replay *rp, int rc)
 		differ(rp, x->offset, x->line, "a decision the replay did not make", e,
 		       "(no more decisions: the session ended)");
 	}
+	compare_named(rp);
 	char digest[24];
 	for (int k = 0; rp->end_kinds && k < KB_REPORT_KINDS; k++) {
 		(void)snprintf(digest, sizeof(digest), "%016" PRIx64, rp->got.kh[k]);
@@ -721,6 +854,8 @@ static int run_session(replay *rp, int64_t now, kb_err *err)
 	kb_session_use_memo(&ssn, &rp->memo);
 	r = kb_session_run_actions(&ssn, &e);
 	(void)kb_session_close(&ssn);
+	if (rp->oom)
+		return kb_err_set(err, -ENOMEM, "session %" PRIu64 ": out of memory", rp->n);
 	compare_end(rp, r);
 	return 0;
 }
@@ -802,6 +937,7 @@ static int replay_file(replay *rp, const char *path, uint64_t max_bytes, kb_err 
 static void release(replay *rp)
 {
 	free_expected(rp);
+	kb_report_book_release(&rp->book);
 	free(rp->exp);
 	if (rp->have_conf) {
 		kb_conf_release(&rp->conf);

@@ -15,6 +15,7 @@
 #include "base/json_out.h"
 #include "base/log.h"
 #include "cache/record_file.h"
+#include "cache/record_reports.h"
 
 /* Room kept under the cap for the stop line. */
 #define STOP_ROOM 256
@@ -34,8 +35,12 @@ struct kb_recorder {
 	char *buf;
 	size_t buflen;
 	bool stopped; /* the cap was reached or a write failed: nothing more */
+	bool in_session; /* between session_begin and session_end */
 	uint64_t session; /* the current session's n (0 before the first) */
 	kb_report_digest reports;
+	/* Each report of the session before, by name, with its text: a report
+	 * line is written only when one is new, changed or gone. */
+	kb_report_book book;
 	/* The object the reflector is decoding (kb_recorder_seen). */
 	const char *seen_api, *seen_kind;
 	const kb_yaml_node *seen;
@@ -124,6 +129,8 @@ kb_recorder *kb_recorder_open(const char *path, uint64_t max_bytes, kb_err *err)
 		return NULL;
 	}
 	kb_recorder *rec = calloc(1, sizeof(*rec));
+	if (rec)
+		kb_report_book_init(&rec->book);
 	if (!rec || !(rec->path = strdup(path)) || open_mem(rec) < 0) {
 		kb_err_set(err, -ENOMEM, "--record \"%s\": out of memory", path);
 		goto fail;
@@ -163,6 +170,7 @@ fail:
 		drop_mem(rec);
 		if (rec->file)
 			(void)fclose(rec->file); /* failing anyway */
+		kb_report_book_release(&rec->book);
 		free(rec->path);
 		free(rec);
 	}
@@ -177,6 +185,7 @@ kb_recorder *kb_recorder_close(kb_recorder *rec)
 	drop_mem(rec);
 	if (fclose(rec->file) != 0 && !rec->stopped)
 		kb_error("--record \"%s\": closing: %s", rec->path, strerror(errno));
+	kb_report_book_release(&rec->book);
 	free(rec->path);
 	free(rec);
 	return NULL;
@@ -271,13 +280,26 @@ static void put_seen(kb_recorder *rec)
 	rec->seen = NULL;
 }
 
+/* Between sessions, writes what is gathered once it passes
+ * KB_RECORD_SPILL_BYTES: a standby runs no sessions, and a large cluster's
+ * first LIST comes before the first one. */
+static void spill(kb_recorder *rec)
+{
+	if (rec->in_session || rec->stopped)
+		return;
+	off_t pending = ftello(rec->mem);
+	if (pending >= 0 && (uint64_t)pending >= KB_RECORD_SPILL_BYTES)
+		flush_gathered(rec);
+}
+
 void kb_recorder_upsert(kb_recorder *rec, int64_t t_ms)
 {
 	if (!rec || !rec->seen || !fits(rec))
 		return;
 	fprintf(rec->mem, "{\"r\":\"object\",\"t\":%" PRId64, t_ms);
 	put_seen(rec);
-	fits(rec);
+	if (fits(rec))
+		spill(rec);
 }
 
 void kb_recorder_undecodable(kb_recorder *rec, kb_kind kind, const char *key)
@@ -289,7 +311,8 @@ void kb_recorder_undecodable(kb_recorder *rec, kb_kind kind, const char *key)
 	fputs(",\"store_kind\":", rec->mem);
 	kb_json_put_str(rec->mem, kb_kind_name(kind));
 	put_seen(rec);
-	fits(rec);
+	if (fits(rec))
+		spill(rec);
 }
 
 void kb_recorder_remove(kb_recorder *rec, kb_kind kind, const char *key)
@@ -301,7 +324,8 @@ void kb_recorder_remove(kb_recorder *rec, kb_kind kind, const char *key)
 	fputs(",\"key\":", rec->mem);
 	kb_json_put_str(rec->mem, key);
 	fputs("}\n", rec->mem);
-	fits(rec);
+	if (fits(rec))
+		spill(rec);
 }
 
 /* ---- sessions ------------------------------------------------------------------- */
@@ -370,6 +394,7 @@ void kb_recorder_session_begin(kb_recorder *rec, const kb_cluster *c, int64_t no
 	if (!rec || !fits(rec))
 		return;
 	rec->session++;
+	rec->in_session = true;
 	kb_report_digest_init(&rec->reports);
 	fprintf(rec->mem, "{\"r\":\"session\",\"n\":%" PRIu64 ",\"now\":%" PRId64, rec->session,
 		now_ms);
@@ -387,10 +412,22 @@ void kb_recorder_session_end(kb_recorder *rec, int rc)
 {
 	if (!rec || !fits(rec))
 		return;
+	/* The reports of the session before that this one did not make, last
+	 * added first (removing swaps the last entry into the hole). */
+	for (size_t i = rec->book.n; i-- > 0;) {
+		const kb_report_entry *e = &rec->book.entries[i];
+		if (e->session == rec->session)
+			continue;
+		kb_record_put_report(rec->mem, rec->session, e->kind, e->key, NULL);
+		kb_report_book_remove(&rec->book, i);
+	}
+	if (!fits(rec))
+		return;
 	fprintf(rec->mem, "{\"r\":\"end\",\"n\":%" PRIu64, rec->session);
 	kb_report_digest_put(rec->mem, &rec->reports);
 	fprintf(rec->mem, ",\"rc\":%d}\n", rc);
 	flush_gathered(rec);
+	rec->in_session = false;
 }
 
 /* ---- the tee -------------------------------------------------------------------- */
@@ -442,12 +479,38 @@ static int tee_evict(void *ctx, const kb_snapshot *snap, int64_t now_ms, const k
 	return rc;
 }
 
+/* A report of the session, by name: a "report" line when it is new or its
+ * text changed since the session before. */
+static void put_report(kb_recorder *rec, kb_report_kind kind, const char *key, const char *text)
+{
+	if (!rec || !fits(rec))
+		return;
+	bool oom = false;
+	kb_report_entry *e = kb_report_book_at(&rec->book, kind, key, true, &oom);
+	if (!e) {
+		stop(rec, "out of memory");
+		return;
+	}
+	e->session = rec->session;
+	if (e->text && strcmp(e->text, text) == 0)
+		return;
+	if (kb_report_set(&e->text, text) < 0) {
+		stop(rec, "out of memory");
+		return;
+	}
+	kb_record_put_report(rec->mem, rec->session, kind, key, text);
+	fits(rec);
+}
+
 static int tee_job_status(void *ctx, const kb_snapshot *snap, const kb_job *job,
 			  const kb_job_status *status)
 {
 	kb_recorder_tee *t = ctx;
 	if (t->rec) {
 		kb_report_digest_job(&t->rec->reports, job, status);
+		char text[KB_REPORT_TEXT_MAX];
+		kb_report_text_job(status, text, sizeof(text));
+		put_report(t->rec, KB_REPORT_JOB, job->key, text);
 	}
 	return t->next->job_status ? t->next->job_status(t->next_ctx, snap, job, status) : 0;
 }
@@ -458,6 +521,9 @@ static int tee_queue_status(void *ctx, const kb_snapshot *snap, const kb_queue *
 	kb_recorder_tee *t = ctx;
 	if (t->rec) {
 		kb_report_digest_queue(&t->rec->reports, queue, deserved);
+		char text[KB_REPORT_TEXT_MAX];
+		kb_report_text_queue(deserved, &snap->resnames, text, sizeof(text));
+		put_report(t->rec, KB_REPORT_QUEUE, queue->name, text);
 	}
 	return t->next->queue_status ? t->next->queue_status(t->next_ctx, snap, queue, deserved)
 				     : 0;
@@ -469,6 +535,9 @@ static int tee_task_pending(void *ctx, const kb_snapshot *snap, const kb_task *t
 	kb_recorder_tee *t = ctx;
 	if (t->rec) {
 		kb_report_digest_pending(&t->rec->reports, task, reason);
+		char text[KB_REPORT_TEXT_MAX];
+		kb_report_text_pending(reason, text, sizeof(text));
+		put_report(t->rec, KB_REPORT_PENDING, task->key, text);
 	}
 	return t->next->task_pending ? t->next->task_pending(t->next_ctx, snap, task, reason) : 0;
 }

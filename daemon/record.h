@@ -21,13 +21,17 @@
  *    is, what the writers told the store, synchronously or when an answer
  *    came; then its decisions in order (bind, bind_volumes, evict, with
  *    what the writers returned), through kb_recorder_effects, a tee in
- *    front of the daemon's effects; then a digest of its reports (PodGroup
- *    statuses, queue shares, pending reasons).
+ *    front of the daemon's effects; then its reports (PodGroup statuses,
+ *    queue shares, pending reasons) by name, those that are new, changed
+ *    or gone since the session before (cache/record_reports.h), and a
+ *    digest of them all.
  *
  * Records are gathered in memory and written at the end of each session
- * (and after the configuration), then flushed (fflush, no fsync): a crash
- * of the daemon loses at most what came since the last session ended, and
- * the file always ends at a session boundary. The file is created at
+ * (and after the configuration), and between sessions whenever what is
+ * gathered passes KB_RECORD_SPILL_BYTES (a standby runs no sessions; a
+ * large cluster's first LIST comes before the first one), then flushed
+ * (fflush, no fsync): a crash of the daemon loses at most what came since
+ * the last write, and the file never ends inside a session. The file is created at
  * start; one already there (a run before a restart: the one that crashed)
  * is kept as PATH.1, replacing an older PATH.1.
  *
@@ -41,8 +45,11 @@
  * hook is one NULL check and the reflectors get no raw hook. On: writing
  * an object is O(its JSON); a session start is O(pods + PodGroups +
  * volumes) to find the objects with the scheduler's state (writing
- * O(those)); a decision or report O(1) plus its strings. Memory: the
- * records since the last session ended, never more than the cap.
+ * O(those)); a decision or report O(1) plus its strings; a session's end
+ * O(reports of the session before). Memory: the records since the last
+ * write (between sessions about KB_RECORD_SPILL_BYTES at most; a session's
+ * own records), never more than the cap, and each report's last text (one
+ * per PodGroup, queue and pending pod).
  *
  * Ownership: the recorder copies nothing it is handed beyond the call,
  * except in kb_recorder_seen (the tree must live until the reflector's
@@ -64,6 +71,9 @@
 #include "scheduler/conf.h"
 
 typedef struct kb_recorder kb_recorder;
+
+/* Between sessions, what is gathered is written once it passes this. */
+#define KB_RECORD_SPILL_BYTES ((uint64_t)1 << 20)
 
 /* Creates path (an existing one renamed to path.1 first) and writes the
  * header. max_bytes: the cap (0:

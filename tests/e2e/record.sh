@@ -15,6 +15,9 @@
 #     the byte offset of the changed line, and exits 1;
 #   - a copy with one session's pending-reason digest changed: replay says
 #     the pending reasons of that session differ;
+#   - a copy with one pending pod's recorded reason edited: replay names
+#     the pod, the recorded reason and its own; a copy without a "gone"
+#     report line: replay names the report it did not make;
 #   - a copy cut inside its last line: refused, naming the offset of that
 #     line; a copy of another format: refused at offset 0.
 # With KUBE_BATCHD from an ASan build (meson's e2e suite in build-asan),
@@ -22,7 +25,7 @@
 # Environment: KB_E2E_DIR (control-plane dir), KUBE_BATCHD (the binary).
 set -uo pipefail
 
-e2e_name=record e2e_help_end=23
+e2e_name=record e2e_help_end=25
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 fixtures=$here/fixtures
 e2e_args "$@"
@@ -146,40 +149,66 @@ echo "replay: $out"
 check "replay: all identical, exit 0" \
 	bash -c "[[ $rc == 0 && '$out' =~ ^[0-9]+\ sessions,\ [0-9]+\ decisions,\ all\ identical$ ]]"
 
+# replay_of LABEL FILE: replays FILE into $out and $rc, and shows what it
+# said; field_of LINE NAME: a field of the record's line LINE, as JSON reads it.
+replay_of() {
+	out=$("$bin" replay "$2" 2>&1)
+	rc=$?
+	echo "replay ($1): $out"
+}
+field_of() { sed -n "${1}p" "$rec" | python3 -c 'import json, sys; print(json.load(sys.stdin)[sys.argv[1]])' "$2"; }
+
 # One bind's node changed: the first bind of the high gang.
 line=$(grep -n "^{\"r\":\"bind\",\"n\":[0-9]*,\"pod\":\"$high/" "$rec" | head -1 | cut -d: -f1)
 offset=$(($(head -n $((line - 1)) "$rec" | wc -c)))
-session=$(sed -n "${line}p" "$rec" | sed 's/.*"n":\([0-9]*\),.*/\1/')
+session=$(field_of "$line" n)
 sed "${line}s/\"node\":\"[^\"]*\"/\"node\":\"no-such-node\"/" "$rec" >"$dir/edited.jsonl"
-out=$("$bin" replay "$dir/edited.jsonl" 2>&1)
-rc=$?
-echo "replay (edited): $out"
+replay_of "edited" "$dir/edited.jsonl"
 check "replay of an edited bind: exit 1, session $session, offset $offset, expected and got" \
 	bash -c "[[ $rc == 1 ]] && grep -q 'session $session (offset $offset, line $line): the decision differs' <<<'$out' && grep -q 'expected: .*no-such-node' <<<'$out' && grep -q 'got: .*\"node\":\"rec-' <<<'$out'"
 
 # One session's pending reasons recorded otherwise (its end record's
 # pending digest changed): replay names that kind of report.
 line=$(grep -n '^{"r":"end",.*"pending_reports":[1-9]' "$rec" | head -1 | cut -d: -f1)
-session=$(sed -n "${line}p" "$rec" | sed 's/.*"n":\([0-9]*\),.*/\1/')
+session=$(field_of "$line" n)
 sed "${line}s/\"pending_digest\":\"[0-9a-f]*\"/\"pending_digest\":\"0000000000000000\"/" "$rec" >"$dir/reports.jsonl"
-out=$("$bin" replay "$dir/reports.jsonl" 2>&1)
-rc=$?
-echo "replay (a pending digest changed): $out"
+replay_of "a pending digest changed" "$dir/reports.jsonl"
 check "replay of a changed pending digest: exit 1, session $session, the pending reasons differ" \
 	bash -c "[[ -n '$line' && $rc == 1 ]] && grep -q 'session $session (offset [0-9]*, line $line): the pending reasons differ' <<<'$out'"
+
+# One report recorded otherwise (a pending pod's reason edited): replay
+# names the pod, the recorded text and its own.
+check "the record has reports by name: a pending reason, and one gone" \
+	bash -c "grep -q '^{\"r\":\"report\",\"n\":[0-9]*,\"kind\":\"pending\",\"key\":\"[^\"]*\",\"text\":' '$rec' && grep -q '^{\"r\":\"report\",.*\"gone\":true}' '$rec'"
+line=$(grep -n '^{"r":"report","n":[0-9]*,"kind":"pending",' "$rec" | head -1 | cut -d: -f1)
+pod=$(field_of "$line" key)
+session=$(field_of "$line" n)
+reason=$(field_of "$line" text)
+sed -E "${line}s/\"text\":\"([^\"\\\\]|\\\\.)*\"/\"text\":\"an edited reason\"/" "$rec" >"$dir/reason.jsonl"
+replay_of "a pending reason edited" "$dir/reason.jsonl"
+named=no
+[[ -n $line && $rc == 1 ]] && grep -qF "session $session (offset" <<<"$out" &&
+	grep -qF "line $line): the pending reason of pod \"$pod\" differs" <<<"$out" &&
+	grep -qF "expected: an edited reason" <<<"$out" && grep -qxF "  got:      $reason" <<<"$out" && named=yes
+check "replay of an edited pending reason: exit 1, session $session, line $line, the pod named, both texts" \
+	test "$named" = yes
+# A "gone" line dropped: the record says the report was still made, the
+# replay does not make it.
+line=$(grep -n '^{"r":"report",.*"gone":true}' "$rec" | head -1 | cut -d: -f1)
+key=$(field_of "$line" key)
+sed "${line}d" "$rec" >"$dir/gone.jsonl"
+replay_of "a gone line dropped" "$dir/gone.jsonl"
+check "replay without a gone line: exit 1, names \"$key\" as a report the replay did not make" \
+	bash -c "[[ -n '$line' && $rc == 1 ]] && grep -qF '\"$key\": a report the replay did not make' <<<'$out'"
 
 size=$(wc -c <"$rec")
 lastoff=$((size - $(tail -n 1 "$rec" | wc -c)))
 head -c $((size - 5)) "$rec" >"$dir/cut.jsonl"
-out=$("$bin" replay "$dir/cut.jsonl" 2>&1)
-rc=$?
-echo "replay (cut): $out"
+replay_of "cut" "$dir/cut.jsonl"
 check "replay of a cut file: refused at offset $lastoff, exit 1" \
 	bash -c "[[ $rc == 1 ]] && grep -q 'offset $lastoff (line [0-9]*): truncated' <<<'$out'"
-sed '1s/"format":1/"format":7/' "$rec" >"$dir/v7.jsonl"
-out=$("$bin" replay "$dir/v7.jsonl" 2>&1)
-rc=$?
-echo "replay (format 7): $out"
+sed -E '1s/"format":[0-9]+/"format":7/' "$rec" >"$dir/v7.jsonl"
+replay_of "format 7" "$dir/v7.jsonl"
 check "replay of another format: refused at offset 0, exit 1" \
 	bash -c "[[ $rc == 1 ]] && grep -q 'offset 0 (line 1): header: record format 7' <<<'$out'"
 
