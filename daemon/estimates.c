@@ -170,6 +170,17 @@ static bool moved(const char *have, int64_t want, int64_t now_ms)
 	return llabs(want - was) > tolerance;
 }
 
+bool kb_estimates_write_due(const char *have, const char *value, int64_t want_ms,
+			    int64_t last_ms, int64_t now_ms)
+{
+	if (!have)
+		return true;
+	if (strcmp(have, value) == 0)
+		return false;
+	return moved(have, want_ms, now_ms) &&
+	       (last_ms < 0 || now_ms - last_ms >= KB_ESTIMATES_REFRESH_MS);
+}
+
 /* Writes the estimate of one pending group when it is due (estimates.h);
  * records the write in *next. */
 static void write_one(kb_estimates *e, const kb_sim_result *res, const kb_sim_estimate *est,
@@ -185,10 +196,7 @@ static void write_one(kb_estimates *e, const kb_sim_result *res, const kb_sim_es
 	char value[32] = "unknown";
 	if (want >= 0 && !to_rfc3339(want, value))
 		return;
-	bool due = !have || (moved(have, want, now_ms) &&
-			     (last < 0 || now_ms - last >= KB_ESTIMATES_REFRESH_MS));
-	if (have && strcmp(have, value) == 0)
-		due = false;
+	bool due = kb_estimates_write_due(have, value, want, last, now_ms);
 	int64_t at = last;
 	if (due) {
 		int r = kb_writers_podgroup_annotation(e->writers, est->podgroup,

@@ -55,6 +55,7 @@
 #ifndef KB_DAEMON_ESTIMATES_H
 #define KB_DAEMON_ESTIMATES_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "cache/cluster.h"
@@ -81,6 +82,14 @@ kb_estimates *kb_estimates_new(struct ev_loop *loop, kb_cluster *cluster, kb_wri
 			       const kb_conf *conf, int64_t period_ms);
 /* Kills a run in progress. Accepts NULL; returns NULL. */
 kb_estimates *kb_estimates_free(kb_estimates *e);
+
+/* The rule above for one group: whether to write value (the estimate as
+ * the annotation says it: RFC 3339, or "unknown"; want_ms its time, or -1
+ * when unknown) over have (the object's annotation, or NULL), last_ms the
+ * time of the last write for the group (-1: none since the daemon
+ * started). O(1). */
+bool kb_estimates_write_due(const char *have, const char *value, int64_t want_ms,
+			    int64_t last_ms, int64_t now_ms);
 
 /* Pod key is leaving the store at now_ms (above). O(1). */
 void kb_estimates_pod_gone(kb_estimates *e, const char *key, int64_t now_ms);
