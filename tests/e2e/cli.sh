@@ -351,6 +351,29 @@ out=$("$bin" top jobs --kubeconfig "$dir/nobody.kubeconfig" 2>&1)
 rc=$?
 check "no rights: 403 said, exit 1 (got $rc: ${out:0:300})" \
 	test "$rc" = 1 -a -n "$(grep -F "the API server at $server answered 403 Forbidden" <<<"$out")"
+# One resource refused, the rest readable: simulate --from-cluster names the
+# one (what `kubectl auth can-i` would say no to), not just "403".
+k apply -f - >/dev/null <<EOF
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: cli-all-but-pods}
+rules:
+- apiGroups: ["*"]
+  resources: [nodes, namespaces, priorityclasses, persistentvolumeclaims, persistentvolumes,
+    storageclasses, csinodes, volumeattachments, csidrivers, csistoragecapacities, podgroups,
+    queues, workloads]
+  verbs: [get, list, watch]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: cli-all-but-pods}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: cli-all-but-pods}
+subjects: [{kind: ServiceAccount, name: nobody, namespace: default}]
+EOF
+out=$("$bin" simulate --from-cluster --kubeconfig "$dir/nobody.kubeconfig" 2>&1)
+rc=$?
+check "simulate --from-cluster with pods refused: exit 1, the 403 and the pods' LIST named (got $rc: ${out:0:300})" \
+	test "$rc" = 1 -a -n "$(grep -F "answered 403 Forbidden to LIST /api/v1/pods" <<<"$out")"
 check "kube-batchd logged no error meanwhile" test -z "$(grep -E '^E' "$sched_log")"
 
 e2e_summary
