@@ -4,8 +4,8 @@
  * ending when their duration annotation or activeDeadlineSeconds says, else
  * after the median runtime of their job or queue among the finished pods
  * the API holds (scheduler/estimate.h, kube/cluster_read.h), and an
- * estimated start for each PodGroup of the cluster pending now
- * ("estimates"; the manifests' groups are not estimated). */
+ * estimated start for each PodGroup of the cluster pending now and each
+ * the manifests add ("estimates"). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,7 +26,9 @@ static void usage(FILE *out)
 	      "simulates the scheduler from now: which pods would bind and where, what they would\n"
 	      "preempt, and why the others wait. Pods already bound end when their annotation\n"
 	      "sim.kube-batchd.io/duration or spec.activeDeadlineSeconds says (from status.startTime),\n"
-	      "else stay bound; pending pods are pending work. Each PodGroup pending now gets an\n"
+	      "else after the median runtime of their job name, else of their queue, among the\n"
+	      "finished (Succeeded) pods the API still holds, else stay bound; pending pods are\n"
+	      "pending work. Each PodGroup pending now, and each the manifests add, gets an\n"
 	      "estimated start (\"estimates\"), or \"unknown\" and why. Times are seconds from now.\n",
 	      out);
 }
@@ -46,7 +48,8 @@ bool kb_cmd_wants_from_cluster(int argc, char **argv)
  * printed. 0 or -errno with err (nothing printed then). */
 static int simulate_with_estimates(kb_live *live, kb_sim_options *so, kb_err *err)
 {
-	kb_estimate_options eo = {.now_ms = live->info.read_ms, .history = &live->history};
+	kb_estimate_options eo = {
+		.now_ms = live->info.read_ms, .history = &live->history, .list_groups = true};
 	kb_estimate_input in;
 	int r = kb_estimate_input_read(&live->cluster, &eo, &in, err);
 	if (r < 0)
@@ -56,6 +59,9 @@ static int simulate_with_estimates(kb_live *live, kb_sim_options *so, kb_err *er
 	kb_sim_result res;
 	r = kb_simulate_run(so, &res, err);
 	int64_t horizon = so->max_time_ms > 0 ? so->max_time_ms : 30LL * 24 * 3600 * 1000;
+	/* The manifests' gangs are in the store once the run has loaded them. */
+	if (r == 0)
+		r = kb_estimate_input_add_new(&live->cluster, &in, err);
 	if (r == 0 && (r = kb_estimate_fill(&live->cluster, &in, horizon, &res)) < 0)
 		kb_err_set(err, r, "out of memory");
 	if (r == 0)

@@ -22,9 +22,12 @@ void kb_estimate_input_release(kb_estimate_input *in)
 		free(in->unknown.v[i]);
 	for (size_t i = 0; i < in->pending.n; i++)
 		free(in->pending.v[i]);
+	for (size_t i = 0; i < in->groups.n; i++)
+		free(in->groups.v[i]);
 	KB_VEC_RELEASE(&in->ends);
 	KB_VEC_RELEASE(&in->unknown);
 	KB_VEC_RELEASE(&in->pending);
+	KB_VEC_RELEASE(&in->groups);
 	memset(in, 0, sizeof(*in));
 }
 
@@ -130,12 +133,19 @@ static int read_ends(kb_cluster *c, const kb_snapshot *s, const int32_t *job_of_
 	return 0;
 }
 
+/* Whether j is a gang of ours: a group (not a lone pod) whose pods name
+ * this scheduler. */
+static bool is_group(const kb_job *j)
+{
+	return j->flavor != KB_PG_NONE && !j->foreign;
+}
+
 /* A PodGroup of ours waiting to run whole: fewer than minMember placed,
  * and not a group that ran whose members finished and left (the cache
  * holds no finished pods: it stays Running, api/jobstatus.h). */
 static bool job_pending(const kb_job *j)
 {
-	if (j->flavor == KB_PG_NONE || j->foreign || j->phase == KB_PG_COMPLETED)
+	if (!is_group(j) || j->phase == KB_PG_COMPLETED)
 		return false;
 	if (j->phase == KB_PG_RUNNING && j->nstatus[KB_TASK_PENDING] == 0)
 		return false;
@@ -169,6 +179,10 @@ int kb_estimate_input_read(kb_cluster *c, const kb_estimate_options *opt,
 		if (job_pending(&s.jobs[j]) && (!opt->only || strcmp(opt->only, s.jobs[j].key) == 0))
 			r = push_copy(&ret->pending, s.jobs[j].key);
 	sort_unique(&ret->pending);
+	for (uint32_t j = 0; j < s.njobs && r == 0 && opt->list_groups; j++)
+		if (is_group(&s.jobs[j]))
+			r = push_copy(&ret->groups, s.jobs[j].key);
+	sort_unique(&ret->groups);
 out:
 	if (r == -ENOMEM)
 		kb_err_set(err, r, "estimate: out of memory");
@@ -176,6 +190,33 @@ out:
 		kb_estimate_input_release(ret);
 	free(job_of_slot);
 	kb_snapshot_release(&s);
+	return r;
+}
+
+int kb_estimate_input_add_new(kb_cluster *c, kb_estimate_input *in, kb_err *err)
+{
+	kb_snapshot s;
+	kb_snapshot_init(&s);
+	KB_VEC(char *) added = {0};
+	int r = kb_cluster_snapshot(c, &s, err);
+	for (uint32_t j = 0; j < s.njobs && r == 0; j++) {
+		const char *key = s.jobs[j].key;
+		if (is_group(&s.jobs[j]) &&
+		    (!in->groups.n ||
+		     !bsearch(&key, in->groups.v, in->groups.n, sizeof(char *), cmp_str)))
+			r = push_copy(&added, key);
+	}
+	sort_unique(&added);
+	for (size_t i = 0; i < added.n; i++) {
+		if (r == 0 && KB_VEC_PUSH(&in->pending, added.v[i]) == 0)
+			continue;
+		free(added.v[i]);
+		r = -ENOMEM;
+	}
+	KB_VEC_RELEASE(&added);
+	kb_snapshot_release(&s);
+	if (r == -ENOMEM)
+		kb_err_set(err, r, "estimate: out of memory");
 	return r;
 }
 

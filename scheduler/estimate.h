@@ -69,6 +69,7 @@ typedef struct kb_estimate_options {
 	int64_t budget_ms;          /* 0: KB_ESTIMATE_BUDGET_MS; < 0: no bound */
 	const kb_runtimes *history; /* NULL: none */
 	const char *only;           /* one PodGroup "ns/name", or NULL: every pending one */
+	bool list_groups;           /* also list every group in ->groups (kb_estimate_input_add_new) */
 } kb_estimate_options;
 
 /* What the estimate starts from: the ends of the pods bound, and the
@@ -76,7 +77,8 @@ typedef struct kb_estimate_options {
 typedef struct kb_estimate_input {
 	KB_VEC(kb_sim_end) ends; /* pods are owned copies */
 	KB_VEC(char *) unknown;  /* jobs ("ns/name") with a pod bound and no known end, sorted, unique */
-	KB_VEC(char *) pending;  /* PodGroups waiting, sorted */
+	KB_VEC(char *) pending;  /* PodGroups waiting, sorted; then those kb_estimate_input_add_new adds */
+	KB_VEC(char *) groups;   /* with opt->list_groups: every group's key, sorted */
 	uint32_t from_history;   /* ends that came from the history */
 } kb_estimate_input;
 
@@ -88,6 +90,14 @@ typedef struct kb_estimate_input {
 int kb_estimate_input_read(kb_cluster *c, const kb_estimate_options *opt,
 			   kb_estimate_input *ret, kb_err *err);
 void kb_estimate_input_release(kb_estimate_input *in);
+
+/* The groups of c (gangs: PodGroups, Workloads' pod groups; ours) that
+ * in->groups, read with opt->list_groups, does not hold, appended to
+ * in->pending, sorted among themselves: the gangs a run added to the store
+ * (`simulate --from-cluster -f NEW.yaml`), estimated like the pending ones
+ * by kb_estimate_fill, whether the run started them at once or later.
+ * Returns 0, or -errno with err. O(jobs log jobs) and a snapshot build. */
+int kb_estimate_input_add_new(kb_cluster *c, kb_estimate_input *in, kb_err *err);
 
 /* The estimates of in->pending from a run (res: gang_starts, completions,
  * groups, stop) over the store c the run used (read for pods' jobs), into

@@ -8,7 +8,9 @@
 #   duration  the running pods carry sim.kube-batchd.io/duration 20: the
 #             daemon annotates the pending PodGroup with
 #             kube-batchd.io/estimated-start = their start + 20 s; `explain`
-#             and `simulate --from-cluster` say the same; kwok completes the
+#             and `simulate --from-cluster` say the same, which also
+#             estimates a third gang given as a manifest (-f) at the
+#             second's estimate + 5 s; kwok completes the
 #             first gang, the second starts within period + 3 s of the
 #             estimate, and its annotation is removed.
 #   deadline  the running pods have spec.activeDeadlineSeconds 600 (kwok
@@ -33,7 +35,7 @@
 # binary).
 set -uo pipefail
 
-e2e_name=estimate e2e_help_end=33
+e2e_name=estimate e2e_help_end=35
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 e2e_args "$@"
 cases=("${e2e_cases[@]}")
@@ -158,6 +160,13 @@ fill_and_queue() { # CASE ANNOTATIONS SPEC-EXTRA [QUEUE]
 	gang "$ns" second "$1" '{"sim.kube-batchd.io/duration": "5"}' "" "${4:-}" | k create -f - >/dev/null
 }
 unix_of() { date -u -d "$1" +%s 2>/dev/null || echo 0; }
+absent() { ! k get "$@" >/dev/null 2>&1; } # KIND [-n NS] NAME: the API has no such object
+estimate_of() { # SIMULATE.json PODGROUP: its estimated_start
+	python3 -c 'import json, sys
+for e in json.load(open(sys.argv[1])).get("estimates", []):
+    if e["podgroup"] == sys.argv[2]:
+        print(e["estimated_start"])' "$1" "$2"
+}
 
 # ---- cases -----------------------------------------------------------------------
 
@@ -177,12 +186,18 @@ case_duration() {
 	check "duration: explain shows the daemon's estimate" \
 		grep -qF "The daemon's estimate (annotation $ann): $v" "$dir/explain-duration.txt"
 	kb simulate --from-cluster -o json >"$dir/simulate-duration.json" 2>"$dir/simulate-duration.err"
-	sim=$(python3 -c 'import json, sys
-for e in json.load(open(sys.argv[1])).get("estimates", []):
-    if e["podgroup"] == sys.argv[2]:
-        print(e["estimated_start"])' "$dir/simulate-duration.json" "$ns/second")
+	sim=$(estimate_of "$dir/simulate-duration.json" "$ns/second")
 	check "duration: simulate --from-cluster estimates $ns/second at $sim (daemon: $v, within 2 s)" \
 		near "$(unix_of "$sim")" "$est" 2
+	# What-if: a third gang like it, from a manifest only the simulation
+	# sees, starts when the second (5 s) ends.
+	gang "$ns" third duration '{"sim.kube-batchd.io/duration": "5"}' "" >"$dir/third.yaml"
+	kb simulate --from-cluster -f "$dir/third.yaml" -o json >"$dir/simulate-third.json" \
+		2>"$dir/simulate-third.err"
+	sim=$(estimate_of "$dir/simulate-third.json" "$ns/third")
+	check "duration: simulate --from-cluster -f third.yaml estimates the manifest's $ns/third at $sim (the second's estimate + 5 s, within 2 s)" \
+		near "$(unix_of "$sim")" $((est + 5)) 2
+	check "duration: third.yaml was only simulated (no pod third-0)" absent pod -n "$ns" third-0
 	check "duration: the second gang runs once kwok completes the first" \
 		wait_for 40 running "$ns" second-0 second-1
 	s0=$(start_of "$ns" second-0) && s1=$(start_of "$ns" second-1)

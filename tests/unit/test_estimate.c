@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "cache/cluster.h"
@@ -407,6 +408,65 @@ static void bad_finished_at_names_the_field(void **state)
 	kb_cluster_release(&c);
 }
 
+/* What `simulate --from-cluster -f NEW.yaml` does: the store read with
+ * list_groups, a run that loads the manifests into it, and
+ * kb_estimate_input_add_new: the manifests' gangs are estimated after the
+ * pending ones, one starting at once on the node the manifests add, one
+ * that would wait for ever behind next (whose pods name no end). */
+static void manifests_gangs_are_estimated(void **state)
+{
+	fixture f;
+	setup(&f, ", sim.kube-batchd.io/duration: '20'", "");
+	char path[] = "/tmp/test_estimate_XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	FILE *out = fdopen(fd, "w");
+	assert_non_null(out);
+	fputs("apiVersion: v1\nkind: Node\nmetadata: {name: n3}\nstatus: {allocatable: {cpu: '4', memory: 8Gi}}\n"
+	      "---\napiVersion: scheduling.incubator.k8s.io/v1alpha1\nkind: PodGroup\nmetadata: {name: third}\nspec: {minMember: 1}\n"
+	      "---\napiVersion: v1\nkind: Pod\nmetadata: {name: third-0, annotations: {scheduling.k8s.io/group-name: third}}\n"
+	      "spec: {schedulerName: kube-batchd, containers: [{name: c, resources: {requests: {cpu: '4'}}}]}\n"
+	      "---\napiVersion: scheduling.incubator.k8s.io/v1alpha1\nkind: PodGroup\nmetadata: {name: fourth}\nspec: {minMember: 2}\n"
+	      "---\napiVersion: v1\nkind: Pod\nmetadata: {name: fourth-0, annotations: {scheduling.k8s.io/group-name: fourth}}\n"
+	      "spec: {schedulerName: kube-batchd, containers: [{name: c, resources: {requests: {cpu: '4'}}}]}\n"
+	      "---\napiVersion: v1\nkind: Pod\nmetadata: {name: fourth-1, annotations: {scheduling.k8s.io/group-name: fourth}}\n"
+	      "spec: {schedulerName: kube-batchd, containers: [{name: c, resources: {requests: {cpu: '4'}}}]}\n",
+	      out);
+	assert_int_equal(fclose(out), 0);
+
+	kb_err err = {0};
+	kb_estimate_options eo = {.conf = &f.conf, .now_ms = NOW, .list_groups = true};
+	kb_estimate_input in;
+	assert_int_equal(kb_estimate_input_read(&f.c, &eo, &in, &err), 0);
+	assert_int_equal(in.pending.n, 1);
+	assert_int_equal(in.groups.n, 2); /* busy and next */
+	const char *files[] = {path};
+	kb_sim_options so = {.files = files, .nfiles = 1, .registry = &kb_builtin_registry,
+			     .conf = &f.conf, .cluster = &f.c, .start_ms = NOW,
+			     .max_time_ms = KB_ESTIMATE_HORIZON_MS, .max_sessions = 200,
+			     .ends = in.ends.v, .nends = (uint32_t)in.ends.n};
+	assert_int_equal(kb_simulate_run(&so, &f.res, &err), 0);
+	assert_int_equal(kb_estimate_input_add_new(&f.c, &in, &err), 0);
+	assert_int_equal(in.pending.n, 3);
+	assert_string_equal(in.pending.v[0], "default/next");
+	assert_string_equal(in.pending.v[1], "default/fourth"); /* the new ones sorted, after */
+	assert_string_equal(in.pending.v[2], "default/third");
+	assert_int_equal(kb_estimate_fill(&f.c, &in, KB_ESTIMATE_HORIZON_MS, &f.res), 0);
+	assert_int_equal(f.res.estimates.n, 3);
+	const kb_sim_estimate *e = kb_estimate_find(&f.res, "default/next");
+	assert_true(e->known);
+	assert_int_equal(e->time_ms, 15000);
+	e = kb_estimate_find(&f.res, "default/third");
+	assert_true(e->known);
+	assert_int_equal(e->time_ms, 0); /* at once, on n3 */
+	e = kb_estimate_find(&f.res, "default/fourth");
+	assert_false(e->known); /* next, started in the run, names no end */
+	assert_non_null(strstr(e->unknown, "would not start once every known end has come"));
+	kb_estimate_input_release(&in);
+	unlink(path);
+	teardown(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -424,6 +484,7 @@ int main(void)
 		cmocka_unit_test(bad_start_time_names_the_field),
 		cmocka_unit_test(history_from_finished_pods),
 		cmocka_unit_test(bad_finished_at_names_the_field),
+		cmocka_unit_test(manifests_gangs_are_estimated),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
