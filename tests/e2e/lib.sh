@@ -175,7 +175,10 @@ e2e_watch_invariants() {
 				out=$(e2e_invariants "$dir/.inv-nodes.json" "$dir/.inv-pods.json" 2>&1) ||
 					echo "${out:-gpu_check.py failed with no finding}" >>"$dir/invariants.broken"
 				n=$((n + 1))
-				echo "$n" >"$dir/invariants.polls"
+				# a rename, so that a kill between the truncation and the
+				# write never leaves the count empty
+				echo "$n" >"$dir/.invariants.polls" &&
+					mv "$dir/.invariants.polls" "$dir/invariants.polls"
 			fi
 			sleep 2
 		done
@@ -191,7 +194,8 @@ e2e_invariants_checked() {
 	wait "$e2e_inv_pid" 2>/dev/null
 	e2e_inv_pid=
 	local polls
-	polls=$(cat "$dir/invariants.polls" 2>/dev/null || echo 0)
+	polls=$(cat "$dir/invariants.polls" 2>/dev/null)
+	[[ $polls =~ ^[0-9]+$ ]] || polls=0
 	if ((polls > 0)) && [[ ! -s $dir/invariants.broken ]]; then
 		pass "no node over its allocatable in any of $polls snapshots of the API's record (every 2 s)"
 	else
