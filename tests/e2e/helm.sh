@@ -36,7 +36,7 @@
 # KB_HELM (a helm binary instead of tests/tools/helm/build's).
 set -uo pipefail
 
-e2e_name=helm e2e_help_end=39
+e2e_name=helm e2e_help_end=36
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 e2e_args "$@"
 cases=("${e2e_cases[@]}")
