@@ -154,6 +154,14 @@ kb_version_ldflags() {
 		"-X k8s.io/component-base/version.gitTreeState=clean"
 }
 
+# kb_build_kube_scheduler BIN: upstream kube-scheduler of this folder's
+# module (v1.33, tests/cluster/cmd/kube-scheduler) into BIN, stamp and lock
+# as kb_build_module: the counterpart of twin.sh, volumes.sh, bench/run's
+# peers step and prebuild.
+kb_build_kube_scheduler() {
+	kb_build_module "$1" kube-scheduler "$KB_CLUSTER_DIR" kube-scheduler "-s -w" ./cmd/kube-scheduler
+}
+
 # kb_build_kubectl: kubectl (k8s.io/kubernetes/cmd/kubectl) of this folder's
 # module, the same k8s.io/kubernetes as kube-apiserver's, into KB_TOOLS_BIN
 # (path.sh), which is first on PATH of every script sourcing this file. Its

@@ -61,8 +61,7 @@ kube-scheduler)
 	. "$root/tests/cluster/lib.sh"
 	kbin=${KB_CLUSTER_BIN:-${XDG_CACHE_HOME:-$HOME/.cache}/kube-batchd/cluster-bin}
 	mkdir -p "$kbin"
-	kb_build_module "$kbin" kube-scheduler "$root/tests/cluster" kube-scheduler "-s -w" \
-		./cmd/kube-scheduler || { fail "kube-scheduler builds from tests/cluster's module"; exit 1; }
+	kb_build_kube_scheduler "$kbin" || { fail "kube-scheduler builds from tests/cluster's module"; exit 1; }
 	kube_scheduler=$kbin/kube-scheduler
 	;;
 *) echo "twin: KB_TWIN_SCHEDULER must be kube-batchd or kube-scheduler, got \"$counterpart\"" >&2; exit 2 ;;

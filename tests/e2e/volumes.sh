@@ -551,8 +551,7 @@ EOF
 by_kube_scheduler() {
 	local round=$1 ns=$2
 	local kbin=${KB_CLUSTER_BIN:-${XDG_CACHE_HOME:-$HOME/.cache}/kube-batchd/cluster-bin}
-	if ! (. "$root/tests/cluster/lib.sh" && kb_build_module "$kbin" kube-scheduler \
-		"$root/tests/cluster" kube-scheduler "-s -w" ./cmd/kube-scheduler) >"$dir/kube-scheduler-build.log" 2>&1; then
+	if ! (. "$root/tests/cluster/lib.sh" && kb_build_kube_scheduler "$kbin") >"$dir/kube-scheduler-build.log" 2>&1; then
 		fail "$round: kube-scheduler builds from tests/cluster's module (log $dir/kube-scheduler-build.log)"
 		return
 	fi
