@@ -238,7 +238,10 @@ start_training_operator() {
 		mkdir -p "$target"
 	fi
 	op_log=$dir/training-operator-$mode.log
-	KUBECONFIG=$dir/training-operator.kubeconfig MY_POD_NAMESPACE=kubeflow setsid "${wrap[@]}" \
+	# Without TMPDIR, as in its Deployment: controller-runtime reads the
+	# certificates from $TMPDIR/k8s-webhook-server/serving-certs (Go's
+	# os.TempDir), and a TMPDIR of the test's caller would move them.
+	KUBECONFIG=$dir/training-operator.kubeconfig MY_POD_NAMESPACE=kubeflow setsid env -u TMPDIR "${wrap[@]}" \
 		"$KB_TRAINING_OPERATOR" --gang-scheduler-name="$mode" \
 		--enable-scheme=tfjob --enable-scheme=pytorchjob \
 		--metrics-bind-address="127.0.0.1:$op_metrics" --health-probe-bind-address="127.0.0.1:$op_probe" \
@@ -419,7 +422,9 @@ EOF
 		printf '{"apiVersion":"v1","kind":"Binding","metadata":{"name":"vc-job-%s"},"target":{"apiVersion":"v1","kind":"Node","name":"foreign-node-1"}}' "$i" |
 			k create --raw "/api/v1/namespaces/$ns/pods/vc-job-$i/binding" -f - >/dev/null
 	done
-	printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: ours, namespace: %s}\nspec:\n  schedulerName: kube-batchd\n  containers: [{name: main, image: registry.k8s.io/pause:3.9, resources: {requests: {cpu: "1"}}}]\n' "$ns" |
+	# Pinned to that node: the other cases' nodes may have room (when one of
+	# them failed to fill its own).
+	printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: ours, namespace: %s}\nspec:\n  schedulerName: kube-batchd\n  nodeSelector: {kubernetes.io/hostname: foreign-node-1}\n  containers: [{name: main, image: registry.k8s.io/pause:3.9, resources: {requests: {cpu: "1"}}}]\n' "$ns" |
 		k create -f - >/dev/null
 	sleep 3
 	check "foreign: a pod of ours finds no room on the node volcano's pods fill" \
