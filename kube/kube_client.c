@@ -14,12 +14,14 @@
  * The rate timer takes tokens from the bucket and adds easy handles to the
  * multi handle (the request is then `active`), `pending` first, while fewer
  * than max_inflight requests (watches aside) are in flight; a finished one
- * arms it again. A request the server turned away with 429 (or a 5xx with
- * Retry-After), as API Priority and Fairness does when the scheduler's
- * priority level is full, waits on `waiting` for the Retry-After delay
- * (1 s when absent, at most 10; plus up to half as much again at random)
- * and goes back to the front of its queue, up
- * to MAX_RETRIES times; only then does its caller see the status. After every
+ * arms it again. kb_kube_client_send_now does what the rate timer does for
+ * the foreground queue, and has curl send at once, without a delivery
+ * (the writers call it during a session). A request the server turned
+ * away with 429 (or a 5xx with Retry-After), as API Priority and Fairness
+ * does when the scheduler's priority level is full, waits on `waiting` for
+ * the Retry-After delay (1 s when absent, at most 10; plus up to half as
+ * much again at random) and goes back to the front of its queue, up to
+ * MAX_RETRIES times; only then does its caller see the status. After every
  * curl_multi_socket_action() the client:
  *   1. delivers the complete lines streams have buffered (on_line), and
  *   2. reaps finished transfers (done).
@@ -821,6 +823,51 @@ static void rate_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
 		start_req(c, r);
 	}
 	end_delivery(c);
+}
+
+/* r's easy handle made and handed to curl, without a callback: false
+ * (r left queued as it was) when it cannot be. */
+static bool start_req_quiet(kb_kube_client *c, kb_req *r)
+{
+	kb_err err = {0};
+	if (setup_easy(c, r, &err) != 0 || curl_multi_add_handle(c->multi, r->easy) != CURLM_OK) {
+		if (r->easy)
+			curl_easy_cleanup(r->easy);
+		r->easy = NULL;
+		curl_slist_free_all(r->headers);
+		r->headers = NULL;
+		return false;
+	}
+	list_unlink(r->list, r);
+	list_push(&c->active, r);
+	r->is_active = true;
+	c->started++;
+	c->inflight++;
+	return true;
+}
+
+void kb_kube_client_send_now(kb_kube_client *c)
+{
+	if (!c || c->freeing || c->depth > 0 || c->exec)
+		return;
+	int started = 0;
+	for (kb_req *r; (r = c->pending.head) && !r->cancelled && !r->stream;) {
+		if (c->inflight >= c->opt.max_inflight)
+			break;
+		if (c->opt.qps > 0 && kb_token_bucket_take(&c->bucket, loop_ms(c->loop)) > 0)
+			break;
+		if (!start_req_quiet(c, r))
+			break; /* the loop's start_req reports it */
+		started++;
+	}
+	if (started) {
+		int running;
+		curl_multi_socket_action(c->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+		/* What that pass finished is reaped by the loop's next turn. */
+		ev_timer_stop(c->loop, &c->curl_timer);
+		ev_timer_set(&c->curl_timer, 0., 0.);
+		ev_timer_start(c->loop, &c->curl_timer);
+	}
 }
 
 static void kick(kb_kube_client *c)

@@ -150,6 +150,20 @@ void kb_kube_cancel(kb_kube_client *c, void *ctx);
  * abandons what it has not started (kube/writers.h). Cost: O(queued). */
 bool kb_kube_cancel_queued(kb_kube_client *c, void *ctx);
 
+/* Starts at once, without waiting for the loop, the queued foreground
+ * requests that may start now (a token free, fewer than max_inflight in
+ * flight) and has curl send them, so that their bytes leave while the
+ * caller goes on with long work: the writers call it after each binding
+ * and eviction, so that the first gangs of a long session (a new leader's
+ * first, a big burst's) reach the API server before the session ends.
+ * Runs no callback and reads no answer (those wait for the loop, as
+ * always), so the caller's state cannot change under it. Does nothing
+ * inside a delivery of callbacks or with an exec plugin's credentials
+ * (getting one may run the plugin); a request that cannot start at once
+ * stays queued for the loop. Cost: O(requests started) and, when one
+ * started, one pass of curl over its expired timers; O(1) otherwise. */
+void kb_kube_client_send_now(kb_kube_client *c);
+
 /* Requests started since the client was created (for the benchmark's
  * "API requests per pod bound"). */
 uint64_t kb_kube_client_requests(const kb_kube_client *c);

@@ -313,8 +313,11 @@ __attribute__((format(printf, 6, 7))) static int send_json(kb_writers *w, wreq *
 		return rc;
 	}
 	w->stats.in_flight++;
-	if (r->kind == REQ_BIND || r->kind == REQ_EVICT)
+	if (r->kind == REQ_BIND || r->kind == REQ_EVICT) {
 		w->unsettled++;
+		/* Out now, while the session goes on (kb_kube_client_send_now). */
+		kb_kube_client_send_now(w->client);
+	}
 	return 0;
 }
 

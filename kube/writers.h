@@ -5,7 +5,10 @@
  * cluster mode; its ctx is a kb_writers. Every effect updates the store at
  * once (the next session sees the decision) and sends its API request
  * asynchronously on the client's loop, so all members of a gang are in flight
- * together and a session never waits on the network.
+ * together and a session never waits on the network. A binding or an
+ * eviction is handed to curl at once (kb_kube_client_send_now), so the
+ * first gangs of a long session are on the wire before it ends; answers
+ * are read by the loop after it.
  *
  *  bind:        the pod becomes Binding on its node in the store; a Binding
  *               (POST .../pods/NAME/binding) carries the pod's UID as a
