@@ -530,6 +530,11 @@ typedef struct kb_queue {
 	kb_res capability;        /* ceiling; only the resources in capability_mask */
 	kb_res guarantee;  /* floor */
 	int64_t creation_ms;
+	/* From the queue file, or the implicit default queue: no object, so
+	 * creation_ms is 0, older than any Queue object the API has made. In
+	 * a simulation, manifests' Queue objects without a creationTimestamp
+	 * are at 0 too; they still come after these, as in the cluster. */
+	bool configured;
 	/* Derived from the tasks (api/snapshot.h); a queue's deserved share is
 	 * session output (scheduler/framework.h: kb_session.deserved). */
 	kb_res allocated;

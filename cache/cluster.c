@@ -886,6 +886,7 @@ static int build_queues(const kb_cluster *c, kb_snapshot *s, const char ***ret_p
 			.parent = d->parent,
 		};
 		queue_from_obj(&s->queues[n], d->name, &qo, 0);
+		s->queues[n].configured = true;
 		parents[n] = d->parent;
 		if ((r = kb_strmap_put(&seen, d->name, n)) < 0)
 			goto out;
@@ -904,6 +905,7 @@ static int build_queues(const kb_cluster *c, kb_snapshot *s, const char ***ret_p
 	if (!kb_strmap_get(&seen, c->default_queue, NULL)) {
 		kb_queue_obj dq = {.weight = 1, .reclaimable = true};
 		queue_from_obj(&s->queues[n], c->default_queue, &dq, 0);
+		s->queues[n].configured = true;
 		parents[n] = NULL;
 		n++;
 	}

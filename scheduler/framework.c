@@ -337,6 +337,10 @@ bool kb_queue_less(const kb_session *ssn, const kb_queue *l, const kb_queue *r)
 	}
 	if (l->creation_ms != r->creation_ms)
 		return l->creation_ms < r->creation_ms;
+	/* Older than any Queue object (api/types.h): what the cluster's
+	 * timestamps say, also when a simulation's objects have none. */
+	if (l->configured != r->configured)
+		return l->configured;
 	return strcmp(l->name, r->name) < 0;
 }
 

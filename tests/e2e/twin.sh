@@ -7,8 +7,10 @@
 # The two outcomes must agree:
 #   - the pods kube-batchd bound (pods bound in the manifests left aside);
 #   - the pods of ours left pending;
-#   - each bound pod's node, up to nodes that are alike (same allocatable,
-#     labels but the hostname, taints and schedulability).
+#   - the placements, up to nodes that are alike (same allocatable, labels
+#     but the hostname, kube-batchd.io/ annotations, taints and
+#     schedulability): each bound pod's node class, and which pods share a
+#     node (one renaming of alike nodes must explain every placement).
 # A mismatch prints both outcomes.
 #
 #   tests/e2e/twin.sh [--build BUILDDIR] [--keep] [SCENARIO...]
@@ -18,13 +20,18 @@
 # the requests of extended resources), without creationTimestamp, which the
 # API sets itself to the second, and with the pods and PodGroups last in
 # namespace/name order, so that the API's timestamps grow in the order both
-# break ties in. Scenarios left out, each said with its reason on a SKIP line:
-# those that use virtual time (sim.kube-batchd.io/arrival or /duration,
-# bound_at, max_time_ms, eviction gaps), expect an error, start from
+# break ties in. Pods that arrive later in the simulator
+# (sim.kube-batchd.io/arrival) are created in waves, one per arrival time,
+# each once the cluster has settled on the one before (the simulator's
+# arrivals are 10 s or so apart, past its sessions' work).
+# Scenarios left out, each said with its reason on a SKIP line: those that
+# use virtual time otherwise (sim.kube-batchd.io/duration, bound_at,
+# max_time_ms, eviction gaps), expect an error, start from
 # finished pods, hold an object the API refuses or a kind it does not serve
-# (a newer Kubernetes' gang API: k8s-gang.sh), or in which the simulator
-# evicts (the cluster deletes an evicted pod, which no controller makes
-# again here; the simulator has it pending).
+# (a newer Kubernetes' gang API: k8s-gang.sh). Where the simulator evicts
+# (preempt, reclaim), the pods it evicts must be those the cluster deleted;
+# no controller makes them again here, so they are left out of the rest of
+# the comparison on both sides.
 # Prints one PASS or FAIL line per scenario; exit 0 only if every compared
 # scenario agreed; 77 (skip) without kubectl, curl or python3.
 # Environment: KB_E2E_DIR (control-plane dir; default a fresh temp dir, shut
@@ -40,7 +47,7 @@
 # upstream picks at random among nodes that score alike).
 set -uo pipefail
 
-e2e_name=twin e2e_help_end=38
+e2e_name=twin e2e_help_end=47
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 e2e_args "$@"
 e2e_need kubectl curl python3 flock setsid openssl
@@ -128,8 +135,10 @@ why_skip() {
 		{ echo "it uses volumes, whose binding needs the PV controller the twin's control plane does not run (tests/e2e/volumes.sh runs it)"; return; }
 	grep -qE '^(bound_at|max_time_ms|min_eviction_gap_ms):' "$s/expect.yaml" &&
 		{ echo "its expectations use virtual time"; return; }
-	grep -qE 'sim\.kube-batchd\.io/(arrival|duration)' "${files[@]}" &&
-		{ echo "its pods arrive or finish in virtual time"; return; }
+	grep -qE 'sim\.kube-batchd\.io/duration' "${files[@]}" &&
+		{ echo "its pods finish in virtual time"; return; }
+	grep -qE 'type: *Ready, *status: *"?(False|Unknown)' "${files[@]}" &&
+		{ echo "a node is not Ready, and kwok (--manage-all-nodes) makes every node Ready"; return; }
 	grep -qE 'phase: (Succeeded|Failed)' "${files[@]}" &&
 		{ echo "it starts from finished pods, which the API cannot be given"; return; }
 }
@@ -147,6 +156,42 @@ reset_cluster() {
 		sleep 0.2
 	done
 	return 1
+}
+
+# create_wave FILE: one create, as a user would: every object of FILE in one
+# burst, in its order. An object the API refuses (validation, admission) is
+# a scenario the API cannot be given: said (SKIP), not compared. Status 1 then, or when the
+# create fails otherwise (FAIL). The API stamps creationTimestamp to the
+# second and the simulator's objects of a wave share one creation time:
+# it starts just after a second begins, so that a burst shorter than a
+# second gets one timestamp too.
+create_wave() {
+	sleep "0.$(printf '%03d' $((1000 - 10#$(date +%N | cut -c1-3))))"
+	k create -f "$1" >"$1.log" 2>&1 && return 0
+	# Validation, or an admission plugin (priority: a pod's
+	# preemptionPolicy against its PriorityClass's).
+	if grep -qE 'is (invalid|forbidden): ' "$1.log"; then
+		skip "$name: the API refuses it: $(grep -m1 -oE 'is (invalid|forbidden): .*' "$1.log" | head -c 200)"
+	else
+		fail "$name: kubectl create -f ${1##*/}: $(head -c 300 "$1.log")"
+	fi
+	return 1
+}
+
+# settle: until the bound set is unchanged over 6 s of the clock (more
+# than a period), read every half second, at most 60 s. (Counted in reads,
+# as it was, each kubectl call of 0.15 s made the window 11 s.)
+settle() {
+	local since prev= now cur end
+	since=$((${EPOCHREALTIME/./} / 1000))
+	end=$((since + 60000))
+	while :; do
+		sleep 0.5
+		now=$((${EPOCHREALTIME/./} / 1000))
+		cur=$(k get pods -A -o jsonpath='{range .items[*]}{.metadata.namespace}/{.metadata.name}={.spec.nodeName} {end}')
+		if [[ $cur != "$prev" ]]; then prev=$cur since=$now; fi
+		((now - since >= 6000 || now >= end)) && break
+	done
 }
 
 scenarios=()
@@ -186,8 +231,9 @@ for s in "${scenarios[@]}"; do
 		fail "$name: simulate failed: $(head -c 300 "$dir/$name.sim.err")"
 		continue
 	fi
-	if python3 -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1]))["evictions"] else 1)' "$dir/$name.sim.json"; then
-		skip "$name: the simulator evicts (the cluster deletes an evicted pod; no controller makes it again here)"
+	if [[ $counterpart == kube-scheduler ]] &&
+		python3 -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1]))["evictions"] else 1)' "$dir/$name.sim.json"; then
+		skip "$name: the simulator evicts (kube-scheduler's preemption is not kube-batchd's)"
 		continue
 	fi
 	if [[ -s $dir/$name.ns.yaml ]] && ! k apply -f "$dir/$name.ns.yaml" >"$dir/$name.ns.log" 2>&1; then
@@ -198,25 +244,12 @@ for s in "${scenarios[@]}"; do
 		k get namespace "$ns" >/dev/null 2>&1 || k create namespace "$ns" >/dev/null
 	done
 	start_sched "$s" || { fail "$name: kube-batchd starts (log $sched_log)"; reset_cluster; continue; }
-	# One create, as a user would: every object of the scenario in one
-	# burst, in the manifests' order. An object the API refuses is a
-	# scenario the API cannot be given: said, not compared.
-	# The API stamps creationTimestamp to the second and the simulator's
-	# objects share one creation time: start just after a second begins, so
-	# that a burst shorter than a second gets one timestamp too.
-	sleep "0.$(printf '%03d' $((1000 - 10#$(date +%N | cut -c1-3))))"
-	if ! k create -f "$dir/$name.api.yaml" >"$dir/$name.create.log" 2>&1; then
-		if grep -q 'is invalid' "$dir/$name.create.log"; then
-			skip "$name: the API refuses it: $(grep -m1 -o 'is invalid: .*' "$dir/$name.create.log" | head -c 200)"
-			stop_sched
-			reset_cluster
-			continue
-		fi
-		fail "$name: kubectl create: $(head -c 300 "$dir/$name.create.log")"
-		stop_sched
-		reset_cluster
-		continue
-	fi
+	# The objects there from the start, then the pods that arrive later
+	# (sim.kube-batchd.io/arrival), a wave per arrival time, each once the
+	# one before has settled.
+	waves=$(python3 "$here/twin_compare.py" --waves "$dir/$name.objs.json")
+	python3 "$here/twin_compare.py" --for-api "$dir/$name.objs.json" 0 >"$dir/$name.wave-0.yaml"
+	create_wave "$dir/$name.wave-0.yaml" || { stop_sched; reset_cluster; continue; }
 	k label priorityclasses --all twin.kube-batchd.io/scenario=yes --overwrite >/dev/null 2>&1
 	# PodGroup statuses written in the manifests (a create drops them).
 	python3 "$here/twin_compare.py" --podgroup-statuses "$dir/$name.objs.json" |
@@ -226,18 +259,14 @@ for s in "${scenarios[@]}"; do
 		k patch "podgroups.$group" "$pg" -n "$ns" --subresource=status --type=merge -p "$patch" >/dev/null 2>&1 ||
 			k patch "podgroups.$group" "$pg" -n "$ns" --type=merge -p "$patch" >/dev/null
 	done
-	# Settled: the bound set unchanged over 6 s of the clock (more than a
-	# period), read every half second, at most 60 s. (Counted in reads, as
-	# it was, each kubectl call of 0.15 s made the window 11 s.)
-	since=$((${EPOCHREALTIME/./} / 1000)) prev=
-	settle_end=$((since + 60000))
-	while :; do
-		sleep 0.5
-		now=$((${EPOCHREALTIME/./} / 1000))
-		cur=$(k get pods -A -o jsonpath='{range .items[*]}{.metadata.namespace}/{.metadata.name}={.spec.nodeName} {end}')
-		if [[ $cur != "$prev" ]]; then prev=$cur since=$now; fi
-		((now - since >= 6000 || now >= settle_end)) && break
+	settle
+	created=1
+	for at in $waves; do
+		python3 "$here/twin_compare.py" --for-api "$dir/$name.objs.json" "$at" >"$dir/$name.wave-$at.yaml"
+		create_wave "$dir/$name.wave-$at.yaml" || { created=0; break; }
+		settle
 	done
+	((created)) || { stop_sched; reset_cluster; continue; }
 	k get pods -A -o json >"$dir/$name.pods.json"
 	k get nodes -o json >"$dir/$name.nodes.json"
 	stop_sched

@@ -5,16 +5,26 @@
     twin_compare.py --namespaces OBJS.json          (the namespaces they use)
     twin_compare.py --namespace-objects OBJS.json   (their Namespace objects)
     twin_compare.py --podgroup-statuses OBJS.json   (status patches to apply)
-    twin_compare.py --for-api OBJS.json             (the documents both sides get)
+    twin_compare.py --for-api OBJS.json [AT]        (the documents both sides get;
+                                                     with AT, those arriving then)
+    twin_compare.py --waves OBJS.json               (the arrivals after 0, seconds)
 
 SIM.json: `kube-batchd simulate --output json`; OBJS.json: the scenario's
 manifests as kubectl reads them (a List); PODS.json and NODES.json: `kubectl
 get pods -A -o json` and `kubectl get nodes -o json` once the daemon settled.
 
 Compared: the pods kube-batchd bound (pods the manifests bind themselves are
-left aside), the pods of ours left pending, and each bound pod's node up to
-nodes that are alike (same allocatable, labels but the hostname, taints and
-schedulability). Exit 0 and one summary line when they agree; 1 and one
+left aside), the pods of ours left pending, and the placements up to nodes
+that are alike (same allocatable, labels but the hostname, kube-batchd.io/
+annotations, taints and schedulability): each bound pod's node is of the
+same class on both sides, and the pods share nodes alike (for each node,
+its class and the pods on it, those the manifests placed included, form
+the same multiset on both sides: one renaming of alike nodes explains every
+placement). And the pods evicted: those the simulator evicts are those the
+cluster deleted (gone from PODS.json, or being deleted); the cluster makes
+no evicted pod again (no controller here), so the victims are left out of
+the other comparisons on both sides (the simulator has them pending, or
+binds them again). Exit 0 and one summary line when they agree; 1 and one
 line per difference, with both outcomes, when not.
 """
 import json
@@ -37,6 +47,17 @@ def items(path):
         out.extend(d.get("items", [d]) if d.get("kind", "").endswith("List") else [d])
 
 
+ARRIVAL = "sim.kube-batchd.io/arrival"
+
+
+def arrival(obj):
+    """When the simulator adds obj, in seconds: a pod's arrival annotation,
+    else 0 (everything else is there from the start)."""
+    if obj["kind"] != "Pod":
+        return 0.0
+    return float((obj["metadata"].get("annotations") or {}).get(ARRIVAL) or 0)
+
+
 def key(obj):
     m = obj["metadata"]
     return "%s/%s" % (m.get("namespace") or "default", m["name"])
@@ -45,10 +66,15 @@ def key(obj):
 def node_class(node):
     """What makes two nodes interchangeable for a placement."""
     labels = {k: v for k, v in node["metadata"].get("labels", {}).items() if k not in HOST_LABELS}
+    # kube-batchd's own node annotations change placement (GPU topology
+    # and models); those the API or kwok add do not.
+    notes = {k: v for k, v in (node["metadata"].get("annotations") or {}).items()
+             if k.startswith("kube-batchd.io/")}
     spec = node.get("spec", {})
     return json.dumps(
         {
             "allocatable": node.get("status", {}).get("allocatable", {}),
+            "annotations": notes,
             "labels": labels,
             "taints": sorted(json.dumps(t, sort_keys=True) for t in spec.get("taints", [])),
             "unschedulable": bool(spec.get("unschedulable")),
@@ -62,6 +88,11 @@ def main():
         print(" ".join(sorted({o["metadata"]["namespace"] for o in items(sys.argv[2])
                                if o["metadata"].get("namespace")})))
         return 0
+    if sys.argv[1] == "--waves":
+        # The cluster side creates the pods that arrive later in waves, each
+        # once the one before has settled: as the simulator adds them.
+        print(" ".join("%g" % a for a in sorted({arrival(o) for o in items(sys.argv[2])} - {0.0})))
+        return 0
     if sys.argv[1] == "--for-api":
         # The scenario's objects as both sides get them: documents the API
         # accepts (the simulator needs no container image, nor limits for
@@ -72,6 +103,8 @@ def main():
         # (namespace/name, all its objects created at once), even when the
         # burst spans a second boundary.
         objs = [o for o in items(sys.argv[2]) if o["kind"] != "Namespace"]
+        if len(sys.argv) > 3:
+            objs = [o for o in objs if arrival(o) == float(sys.argv[3])]
         # Pods bound in the manifests are the cluster as it was: they come
         # before anything to schedule, so that a scheduler that places each
         # pod as it arrives (kube-scheduler) has them in its cache first.
@@ -122,7 +155,16 @@ def main():
     any_node = sys.argv[1] == "--any-node"
     sim_path, objs_path, pods_path, nodes_path = sys.argv[2:6] if any_node else sys.argv[1:5]
     sim = json.load(open(sim_path))
-    prebound = {key(o) for o in items(objs_path) if o["kind"] == "Pod" and o.get("spec", {}).get("nodeName")}
+    objs = items(objs_path)
+    pods = items(pods_path)
+    # Evicted: by the simulator, and on the cluster's side every pod of the
+    # scenario the API no longer holds or is deleting.
+    sim_evicted = {e["pod"] for e in sim.get("evictions", [])}
+    alive = {key(p) for p in pods if not p["metadata"].get("deletionTimestamp")}
+    cl_evicted = {key(o) for o in objs if o["kind"] == "Pod"} - alive
+    evicted = sim_evicted | cl_evicted
+    prebound = {key(o): o["spec"]["nodeName"] for o in objs
+                if o["kind"] == "Pod" and o.get("spec", {}).get("nodeName") and key(o) not in evicted}
     classes = {n["metadata"]["name"]: node_class(n) for n in items(nodes_path)}
     names = {}  # class -> a short name for messages
     for n in sorted(classes):
@@ -130,13 +172,14 @@ def main():
 
     sim_bound = {}
     for b in sim["bindings"]:
-        sim_bound[b["pod"]] = b["node"]  # the last binding counts
-    sim_pending = {p["pod"] if isinstance(p, dict) else p for p in sim["pending"]}
+        if b["pod"] not in evicted:
+            sim_bound[b["pod"]] = b["node"]  # the last binding counts
+    sim_pending = {p["pod"] if isinstance(p, dict) else p for p in sim["pending"]} - evicted
 
     cl_bound, cl_pending = {}, set()
-    for p in items(pods_path):
+    for p in pods:
         k = key(p)
-        if k in prebound:
+        if k in prebound or k in evicted:
             continue
         node = p.get("spec", {}).get("nodeName")
         if node:
@@ -147,6 +190,11 @@ def main():
             cl_pending.add(k)
 
     diffs = []
+    for k in sorted(sim_evicted ^ cl_evicted):
+        if k in sim_evicted:
+            diffs.append("%s: the simulator evicted it; the cluster did not" % k)
+        else:
+            diffs.append("%s: the cluster deleted it; the simulator did not evict it" % k)
     for k in sorted(set(sim_bound) | set(cl_bound)):
         s, c = sim_bound.get(k), cl_bound.get(k)
         if s and not c:
@@ -158,6 +206,19 @@ def main():
                 "%s: the simulator chose %s (%s), the cluster %s (%s): nodes not alike"
                 % (k, s, names.get(classes.get(s), "?"), c, names.get(classes.get(c), "?"))
             )
+    # Sharing: a pack and a spread over alike nodes, or two pods swapped
+    # between them, agree pod by pod on the class but not here.
+    if not any_node and not diffs:
+        def sharing(bound):
+            on = {}
+            for k, n in list(bound.items()) + list(prebound.items()):
+                on.setdefault(n, []).append(k)
+            return sorted((names.get(classes.get(n), "?"), sorted(ks)) for n, ks in on.items())
+        s_share, c_share = sharing(sim_bound), sharing(cl_bound)
+        if s_share != c_share:
+            diffs.append("the pods share alike nodes differently (class, pods on one node):")
+            for label, share in (("simulator", s_share), ("cluster", c_share)):
+                diffs.append("  %s: %s" % (label, "; ".join("%s: %s" % (c, " ".join(ks)) for c, ks in share)))
     # Pending: ours that neither side bound must be pending on both.
     for k in sorted(sim_pending ^ cl_pending):
         if k in sim_bound or k in cl_bound:
@@ -168,11 +229,14 @@ def main():
         print("\n".join(diffs))
         print("simulator: bound %s; pending %s" % (json.dumps(sim_bound, sort_keys=True), sorted(sim_pending)))
         print("cluster:   bound %s; pending %s" % (json.dumps(cl_bound, sort_keys=True), sorted(cl_pending)))
+        print("evicted:   by the simulator %s; by the cluster %s" % (sorted(sim_evicted), sorted(cl_evicted)))
         return 1
+    gone = ", %d evicted" % len(sim_evicted) if sim_evicted else ""
     if any_node:
-        print("%d bound and %d pending alike (nodes not compared)" % (len(sim_bound), len(sim_pending)))
+        print("%d bound and %d pending alike%s (nodes not compared)" % (len(sim_bound), len(sim_pending), gone))
     else:
-        print("%d bound and %d pending alike (%d node classes)" % (len(sim_bound), len(sim_pending), len(names)))
+        print("%d bound and %d pending alike%s (%d node classes)" % (len(sim_bound), len(sim_pending), gone,
+                                                                   len(names)))
     return 0
 
 
