@@ -155,6 +155,14 @@ spec:
   containers: [{name: main, image: registry.k8s.io/pause:3.9, resources: {requests: {cpu: "1"}}}]
 EOF
 }
+# poll TRIES SECONDS COMMAND...: runs COMMAND up to TRIES times, SECONDS
+# apart, until it succeeds; status 0 when it did.
+poll() {
+	local n=$1 s=$2 i
+	shift 2
+	for ((i = 0; i < n; i++)); do "$@" && return 0; sleep "$s"; done
+	return 1
+}
 bound_count() { k get pods -n "$1" -o jsonpath='{range .items[*]}{.spec.nodeName}{" "}{.metadata.deletionTimestamp}{"\n"}{end}' | awk 'NF == 1' | grep -c . ; }
 
 # ---- cases ---------------------------------------------------------------------------
@@ -362,12 +370,8 @@ case_stale_node() {
 	for ((i = 0; i < 100; i++)); do grep -q 'cache synced' "$log" && break; sleep 0.1; done
 	k patch node "$n" --type merge \
 		-p '{"metadata":{"annotations":{"kube-batchd.io/gpu-topology":"0,1"}},"spec":{"unschedulable":true}}' >/dev/null
-	ok=1
-	for ((i = 0; i < 50; i++)); do
-		grep -q "Node \"$n\".*metadata.annotations.kube-batchd.io/gpu-topology.*no pod is placed on it" "$log" && { ok=0; break; }
-		sleep 0.1
-	done
-	check "stale-node: the log names the node, the field and what follows" test "$ok" = 0
+	check "stale-node: the log names the node, the field and what follows" poll 50 0.1 \
+		grep -q "Node \"$n\".*metadata.annotations.kube-batchd.io/gpu-topology.*no pod is placed on it" "$log"
 	k create -f - >/dev/null <<EOF
 apiVersion: scheduling.incubator.k8s.io/v1alpha1
 kind: PodGroup
@@ -426,15 +430,10 @@ EOF
 # last one read in $why; status 0 when it matched).
 pod_msg() { k get pod "$2" -n "$1" -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].message}'; }
 pod_node() { k get pod "$2" -n "$1" -o jsonpath='{.spec.nodeName}'; }
-wait_msg() {
-	local i
-	for ((i = 0; i < 40; i++)); do
-		why=$(pod_msg "$1" "$2")
-		grep -q "$3" <<<"$why" && return 0
-		sleep 0.25
-	done
-	return 1
-}
+msg_is() { why=$(pod_msg "$1" "$2"); grep -q "$3" <<<"$why"; }
+wait_msg() { poll 40 0.25 msg_is "$@"; }
+# on_node NS POD NODE: whether POD is bound to NODE (its node in $bound).
+on_node() { bound=$(pod_node "$1" "$2"); [[ $bound == "$3" ]]; }
 
 # Another scheduler's pod, bound to a node, that kube-batchd cannot decode
 # (an annotation its decoder refuses, which the apiserver accepts) and so
@@ -456,12 +455,8 @@ spec:
   containers: [{name: main, image: registry.k8s.io/pause:3.9, resources: {requests: {cpu: "3"}}}]
 EOF
 	start_sched || { fail "stale-pod: scheduler starts"; return; }
-	ok=1
-	for ((i = 0; i < 100; i++)); do
-		grep -q "metadata.annotations.volcano.sh/preemptable.*a Pod on node \"$n\" that kube-batchd never decoded" "$log" && { ok=0; break; }
-		sleep 0.1
-	done
-	check "stale-pod: the log names the pod's field and its node" test "$ok" = 0
+	check "stale-pod: the log names the pod's field and its node" poll 100 0.1 \
+		grep -q "metadata.annotations.volcano.sh/preemptable.*a Pod on node \"$n\" that kube-batchd never decoded" "$log"
 	k create -f - >/dev/null <<EOF
 apiVersion: v1
 kind: Pod
@@ -476,20 +471,17 @@ EOF
 	why=$(pod_msg "$ns" two)
 	check "stale-pod: the pending pod's reason says why (\"$why\")" grep -q 'ran a pod kube-batchd could not decode' <<<"$why"
 	# It decodes: counted (3 of 4 cpu used), so the 2-cpu pod still waits,
-	# now for cpu.
+	# now for cpu on both nodes (sp-node-2 said so already: the reason must
+	# no longer name the pod that did not decode).
 	k annotate pod foreign -n "$ns" --overwrite volcano.sh/preemptable=true >/dev/null
 	ok=0
-	wait_msg "$ns" two 'Insufficient cpu' || ok=1
+	wait_msg "$ns" two 'nodes are available: 2 Insufficient cpu' || ok=1
 	bound=$(pod_node "$ns" two)
 	check "stale-pod: decoded, the foreign pod is counted: still pending, for cpu (\"$why\", bound to \"$bound\")" \
 		test "$ok" = 0 -a -z "$bound"
 	k delete pod foreign -n "$ns" --grace-period=0 --force >/dev/null 2>&1
-	ok=1
-	for ((i = 0; i < 40; i++)); do
-		bound=$(pod_node "$ns" two)
-		[[ $bound == "$n" ]] && { ok=0; break; }
-		sleep 0.25
-	done
+	ok=0
+	poll 40 0.25 on_node "$ns" two "$n" || ok=1
 	check "stale-pod: the foreign pod deleted, the pod is bound to its node (\"$bound\")" test "$ok" = 0
 	# A pod of ours that does not decode: not scheduled, and, since no
 	# session can report it, its condition says why, naming the field.
