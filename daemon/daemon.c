@@ -98,6 +98,7 @@ struct daemon_state {
 	 * have settled (see poke()). */
 	ev_timer soon;
 	double burst_start_s; /* kb_mono_s() of the first change of the burst soon waits out */
+	double burst_cap_s;   /* its session no later than burst_start_s + this (poke_within) */
 	double period_s;      /* --schedule-period */
 	/* What the last session learnt for the next (scheduler/framework.h). */
 	kb_session_memo memo;
@@ -597,15 +598,27 @@ static void on_tick(struct ev_loop *loop, ev_timer *w, int revents)
  * of the time (no sooner than four times the last session's length after
  * its end), so a stream of changes on a big cluster cannot keep the loop
  * busy either. */
+static void poke_within(daemon_state *d, double cap_s);
+
 static void poke(daemon_state *d)
+{
+	poke_within(d, -1);
+}
+
+/* poke, the burst's session no later than cap_s after its first change
+ * (< 0: four delays, at most a period). */
+static void poke_within(daemon_state *d, double cap_s)
 {
 	if (d->opt->delay_ms <= 0 || !d->synced || !d->leading || d->stopping)
 		return;
 	double now = kb_mono_s(), quiet = (double)d->opt->delay_ms / 1000.0;
-	if (!ev_is_active(&d->soon))
+	if (!ev_is_active(&d->soon)) {
 		d->burst_start_s = now;
-	double cap = 4 * quiet < d->period_s ? 4 * quiet : d->period_s;
-	double at = now + quiet, latest = d->burst_start_s + cap;
+		d->burst_cap_s = 4 * quiet < d->period_s ? 4 * quiet : d->period_s;
+	}
+	if (cap_s >= 0 && cap_s < d->burst_cap_s)
+		d->burst_cap_s = cap_s;
+	double at = now + quiet, latest = d->burst_start_s + d->burst_cap_s;
 	if (at > latest)
 		at = latest;
 	double earliest = d->last_session_end_s + 4 * d->last_session_dur_s;
@@ -708,10 +721,15 @@ static void on_gained(void *ctx)
 	daemon_state *d = ctx;
 	d->leading = true;
 	warm_writes(d);
-	/* The first session now (after --schedule-delay), not at the next tick:
-	 * a standby taking over from a leader that died mid-burst has its
-	 * work waiting (bench/run step failover: up to a period saved). */
-	poke(d);
+	/* The first session now, not at the next tick: a standby taking over
+	 * from a leader that died mid-burst has its work waiting (bench/run
+	 * step failover: up to a period saved). And after one --schedule-delay
+	 * however many changes come meanwhile, not four: what waits arrived
+	 * while no one led (a lease's duration at least), and the changes that
+	 * keep coming in a burst (the dead leader's last bindings, new pods)
+	 * held it 600 ms. The delay is kept: the writers' connection opens
+	 * meanwhile (warm_writes). */
+	poke_within(d, (double)d->opt->delay_ms / 1000.0);
 }
 
 /* Losing the lease stops the daemon with -ENOLCK (its Deployment restarts
