@@ -313,16 +313,17 @@ static void on_undecodable(void *ctx, kb_kind kind, const char *key, const kb_ya
 static void warm_done(void *ctx, int status, const char *body, size_t len)
 {
 	(void)ctx;
+	int n = body ? (int)(len < 200 ? len : 200) : 0;
 	if (status != 200)
-		kb_vlog(1, "opening the writers' connection: GET /version answered %d: %.200s", status,
-			body && len ? body : "");
+		kb_vlog(1, "opening the writers' connection: GET /version answered %d: %.*s", status, n,
+			body ? body : "");
 }
 
 /* The writers' client opens its connection now, by one GET /version (which
- * every account may read): a standby, or a daemon yet to bind, has none,
- * and with the bindings of the first session waiting on the TLS handshake,
- * which only the loop drives, none left before the session ended: a new
- * leader's first bind came 2.8 s after it took the lease, past the 2 s goal
+ * every account may read). A standby, or a daemon yet to bind, has none,
+ * and the first session's bindings waited on the TLS handshake, which only
+ * the loop drives, so none left before the session ended: a new leader's
+ * first bind came 2.8 s after it took the lease, past the 2 s goal
  * (bench/run step failover). Called on gaining the lease and at the sync. */
 static void warm_writes(daemon_state *d)
 {
