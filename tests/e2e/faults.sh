@@ -155,14 +155,6 @@ spec:
   containers: [{name: main, image: registry.k8s.io/pause:3.9, resources: {requests: {cpu: "1"}}}]
 EOF
 }
-# poll TRIES SECONDS COMMAND...: runs COMMAND up to TRIES times, SECONDS
-# apart, until it succeeds; status 0 when it did.
-poll() {
-	local n=$1 s=$2 i
-	shift 2
-	for ((i = 0; i < n; i++)); do "$@" && return 0; sleep "$s"; done
-	return 1
-}
 bound_count() { k get pods -n "$1" -o jsonpath='{range .items[*]}{.spec.nodeName}{" "}{.metadata.deletionTimestamp}{"\n"}{end}' | awk 'NF == 1' | grep -c . ; }
 
 # ---- cases ---------------------------------------------------------------------------
@@ -370,7 +362,7 @@ case_stale_node() {
 	for ((i = 0; i < 100; i++)); do grep -q 'cache synced' "$log" && break; sleep 0.1; done
 	k patch node "$n" --type merge \
 		-p '{"metadata":{"annotations":{"kube-batchd.io/gpu-topology":"0,1"}},"spec":{"unschedulable":true}}' >/dev/null
-	check "stale-node: the log names the node, the field and what follows" poll 50 0.1 \
+	check "stale-node: the log names the node, the field and what follows" wait_for 5 \
 		grep -q "Node \"$n\".*metadata.annotations.kube-batchd.io/gpu-topology.*no pod is placed on it" "$log"
 	k create -f - >/dev/null <<EOF
 apiVersion: scheduling.incubator.k8s.io/v1alpha1
@@ -431,7 +423,7 @@ EOF
 pod_msg() { k get pod "$2" -n "$1" -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].message}'; }
 pod_node() { k get pod "$2" -n "$1" -o jsonpath='{.spec.nodeName}'; }
 msg_is() { why=$(pod_msg "$1" "$2"); grep -q "$3" <<<"$why"; }
-wait_msg() { poll 40 0.25 msg_is "$@"; }
+wait_msg() { wait_for 10 msg_is "$@"; }
 # on_node NS POD NODE: whether POD is bound to NODE (its node in $bound).
 on_node() { bound=$(pod_node "$1" "$2"); [[ $bound == "$3" ]]; }
 
@@ -455,7 +447,7 @@ spec:
   containers: [{name: main, image: registry.k8s.io/pause:3.9, resources: {requests: {cpu: "3"}}}]
 EOF
 	start_sched || { fail "stale-pod: scheduler starts"; return; }
-	check "stale-pod: the log names the pod's field and its node" poll 100 0.1 \
+	check "stale-pod: the log names the pod's field and its node" wait_for 10 \
 		grep -q "metadata.annotations.volcano.sh/preemptable.*a Pod on node \"$n\" that kube-batchd never decoded" "$log"
 	k create -f - >/dev/null <<EOF
 apiVersion: v1
@@ -481,7 +473,7 @@ EOF
 		test "$ok" = 0 -a -z "$bound"
 	k delete pod foreign -n "$ns" --grace-period=0 --force >/dev/null 2>&1
 	ok=0
-	poll 40 0.25 on_node "$ns" two "$n" || ok=1
+	wait_for 10 on_node "$ns" two "$n" || ok=1
 	check "stale-pod: the foreign pod deleted, the pod is bound to its node (\"$bound\")" test "$ok" = 0
 	# A pod of ours that does not decode: not scheduled, and, since no
 	# session can report it, its condition says why, naming the field.
