@@ -178,10 +178,44 @@ create_wave() {
 	return 1
 }
 
-# settle: until the bound set is unchanged over 6 s of the clock (more
-# than a period), read every half second, at most 60 s. (Counted in reads,
-# as it was, each kubectl call of 0.15 s made the window 11 s.)
+# decisions: what kube-batchd's /metrics say it has done, one line:
+# "PENDING SESSIONS BINDS EVICTIONS BIND_FAILURES EVICTION_FAILURES" (the
+# requests to the API in flight, then counters); empty when it does not
+# answer.
+decisions() {
+	curl -s "http://127.0.0.1:$port/metrics" | awk '
+		$1 ~ /^kube_batchd_(api_requests_pending|(sessions|binds|evictions|bind_failures|eviction_failures)_total)$/ { v[$1] = $2; n++ }
+		END { if (n == 6) print v["kube_batchd_api_requests_pending"], v["kube_batchd_sessions_total"], v["kube_batchd_binds_total"], v["kube_batchd_evictions_total"], v["kube_batchd_bind_failures_total"], v["kube_batchd_eviction_failures_total"] }'
+}
+
+# settle [SESSIONS]: until the cluster side has stopped deciding, at most
+# 60 s. kube-batchd: its decisions, read every quarter second, show a
+# session past SESSIONS (the count before the wave was created), and then,
+# for 2.5 s, no new session, binding or eviction (failed ones included) and
+# no request to the API in flight. A change brings a session one
+# --schedule-delay (1 s) after it, a burst's at most four delays after its
+# first change; a session's own bindings and evictions are changes, so a
+# decision is followed by another session, and 2.5 s without one is past
+# every session a change can bring. kube-scheduler: the bound set unchanged
+# over 6 s of the clock (more than its retry of pods left waiting), read
+# every half second.
 settle() {
+	[[ $counterpart == kube-scheduler ]] && { settle_bound_set; return; }
+	local before=${1:-0} since now end d prev= sessions
+	since=$((${EPOCHREALTIME/./} / 1000))
+	end=$((since + 60000))
+	while kill -0 "$sched_pid" 2>/dev/null; do
+		now=$((${EPOCHREALTIME/./} / 1000))
+		d=$(decisions)
+		if [[ -z $d || $d != "$prev" || ${d%% *} != 0 ]]; then prev=$d since=$now; fi
+		((now >= end)) && break
+		read -r _ sessions _ <<<"$d"
+		((${sessions:-0} > before && now - since >= 2500)) && break
+		sleep 0.25
+	done
+}
+
+settle_bound_set() {
 	local since prev= now cur end
 	since=$((${EPOCHREALTIME/./} / 1000))
 	end=$((since + 60000))
@@ -209,8 +243,8 @@ for s in "${scenarios[@]}"; do
 	why=$(why_skip "$s")
 	[[ -z $why ]] || { skip "$name: $why"; continue; }
 	# The scenario's objects as kubectl reads them, then as both sides get
-	# them (twin_compare.py --for-api: what the API requires added, the
-	# creationTimestamps it would overwrite taken out).
+	# them (twin_compare.py --prepare: what the API requires added, the
+	# creationTimestamps it would overwrite taken out; the waves' files).
 	if ! cat "${files[@]}" | k create --dry-run=client -o json -f - >"$dir/$name.objs.json" 2>"$dir/$name.err"; then
 		if grep -q 'no matches for kind' "$dir/$name.err"; then
 			# A kind of a newer Kubernetes (KEP-4671's Workload) that this
@@ -221,8 +255,8 @@ for s in "${scenarios[@]}"; do
 		fi
 		continue
 	fi
-	python3 "$here/twin_compare.py" --for-api "$dir/$name.objs.json" >"$dir/$name.api.yaml"
-	python3 "$here/twin_compare.py" --namespace-objects "$dir/$name.objs.json" >"$dir/$name.ns.yaml"
+	python3 "$here/twin_compare.py" --prepare "$dir/$name.objs.json" "$dir/$name" ||
+		{ fail "$name: twin_compare.py --prepare failed"; continue; }
 	sim_args=(-f "$dir/$name.api.yaml")
 	[[ -s $dir/$name.ns.yaml ]] && sim_args=(-f "$dir/$name.ns.yaml" "${sim_args[@]}")
 	[[ -f $s/scheduler-conf.yaml ]] && sim_args+=(--scheduler-conf "$s/scheduler-conf.yaml")
@@ -240,31 +274,32 @@ for s in "${scenarios[@]}"; do
 		fail "$name: its Namespaces: $(head -c 300 "$dir/$name.ns.log")"
 		continue
 	fi
-	for ns in $(python3 "$here/twin_compare.py" --namespaces "$dir/$name.objs.json"); do
+	for ns in $(<"$dir/$name.namespaces"); do
 		k get namespace "$ns" >/dev/null 2>&1 || k create namespace "$ns" >/dev/null
 	done
-	start_sched "$s" || { fail "$name: kube-batchd starts (log $sched_log)"; reset_cluster; continue; }
-	# The objects there from the start, then the pods that arrive later
+	start_sched "$s" || { fail "$name: $counterpart starts (log $sched_log)"; stop_sched; reset_cluster; continue; }
+	# The objects there from the start, created while the scheduler runs
+	# (it must wait for the burst to end: policy, not arrival order,
+	# between objects created together), then the pods that arrive later
 	# (sim.kube-batchd.io/arrival), a wave per arrival time, each once the
 	# one before has settled.
-	waves=$(python3 "$here/twin_compare.py" --waves "$dir/$name.objs.json")
-	python3 "$here/twin_compare.py" --for-api "$dir/$name.objs.json" 0 >"$dir/$name.wave-0.yaml"
+	waves=$(<"$dir/$name.waves")
+	before=$(decisions | cut -d' ' -f2)
 	create_wave "$dir/$name.wave-0.yaml" || { stop_sched; reset_cluster; continue; }
 	k label priorityclasses --all twin.kube-batchd.io/scenario=yes --overwrite >/dev/null 2>&1
 	# PodGroup statuses written in the manifests (a create drops them).
-	python3 "$here/twin_compare.py" --podgroup-statuses "$dir/$name.objs.json" |
-		while read -r group ns pg patch; do
+	while read -r group ns pg patch; do
 		# Through the status subresource where the CRD has one; where it
 		# has none, the create kept the status and this patch changes nothing.
 		k patch "podgroups.$group" "$pg" -n "$ns" --subresource=status --type=merge -p "$patch" >/dev/null 2>&1 ||
 			k patch "podgroups.$group" "$pg" -n "$ns" --type=merge -p "$patch" >/dev/null
-	done
-	settle
+	done <"$dir/$name.pg-statuses"
+	settle "$before"
 	created=1
 	for at in $waves; do
-		python3 "$here/twin_compare.py" --for-api "$dir/$name.objs.json" "$at" >"$dir/$name.wave-$at.yaml"
+		before=$(decisions | cut -d' ' -f2)
 		create_wave "$dir/$name.wave-$at.yaml" || { created=0; break; }
-		settle
+		settle "$before"
 	done
 	((created)) || { stop_sched; reset_cluster; continue; }
 	k get pods -A -o json >"$dir/$name.pods.json"

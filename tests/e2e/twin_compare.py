@@ -2,12 +2,8 @@
 """Compares the simulator's outcome of a scenario with the cluster's.
 
     twin_compare.py [--any-node] SIM.json OBJS.json PODS.json NODES.json
-    twin_compare.py --namespaces OBJS.json          (the namespaces they use)
-    twin_compare.py --namespace-objects OBJS.json   (their Namespace objects)
-    twin_compare.py --podgroup-statuses OBJS.json   (status patches to apply)
-    twin_compare.py --for-api OBJS.json [AT]        (the documents both sides get;
-                                                     with AT, those arriving then)
-    twin_compare.py --waves OBJS.json               (the arrivals after 0, seconds)
+    twin_compare.py --prepare OBJS.json PREFIX      (the files twin.sh creates
+                                                     from: see prepare())
 
 SIM.json: `kube-batchd simulate --output json`; OBJS.json: the scenario's
 manifests as kubectl reads them (a List); PODS.json and NODES.json: `kubectl
@@ -83,72 +79,92 @@ def node_class(node):
     )
 
 
-def main():
-    if sys.argv[1] == "--namespaces":
-        print(" ".join(sorted({o["metadata"]["namespace"] for o in items(sys.argv[2])
-                               if o["metadata"].get("namespace")})))
-        return 0
-    if sys.argv[1] == "--waves":
-        # The cluster side creates the pods that arrive later in waves, each
-        # once the one before has settled: as the simulator adds them.
-        print(" ".join("%g" % a for a in sorted({arrival(o) for o in items(sys.argv[2])} - {0.0})))
-        return 0
-    if sys.argv[1] == "--for-api":
-        # The scenario's objects as both sides get them: documents the API
-        # accepts (the simulator needs no container image, nor limits for
-        # extended resources, which the API requires equal to the requests),
-        # without creationTimestamp (the API sets its own, to the second).
-        # Pods and PodGroups go last, in namespace/name order: the API's
-        # timestamps then grow with the order the simulator breaks ties in
-        # (namespace/name, all its objects created at once), even when the
-        # burst spans a second boundary.
-        objs = [o for o in items(sys.argv[2]) if o["kind"] != "Namespace"]
-        if len(sys.argv) > 3:
-            objs = [o for o in objs if arrival(o) == float(sys.argv[3])]
-        # Pods bound in the manifests are the cluster as it was: they come
-        # before anything to schedule, so that a scheduler that places each
-        # pod as it arrives (kube-scheduler) has them in its cache first.
-        placed = [o for o in objs if o["kind"] == "Pod" and o.get("spec", {}).get("nodeName")]
-        rest = [o for o in objs if o["kind"] not in ("Pod", "PodGroup")]
-        work = sorted((o for o in objs if o["kind"] in ("Pod", "PodGroup") and o not in placed),
-                      key=lambda o: (o["metadata"].get("namespace") or "default", o["metadata"]["name"]))
-        for o in rest + placed + work:
+def for_api(objs):
+    """The scenario's objects as both sides get them, as YAML documents:
+    documents the API accepts (the simulator needs no container image, nor
+    limits for extended resources, which the API requires equal to the
+    requests), without creationTimestamp (the API sets its own, to the
+    second). Pods and PodGroups go last, in namespace/name order: the API's
+    timestamps then grow with the order the simulator breaks ties in
+    (namespace/name, all its objects created at once), even when the burst
+    spans a second boundary."""
+    objs = [o for o in objs if o["kind"] != "Namespace"]
+    # Pods bound in the manifests are the cluster as it was: they come
+    # before anything to schedule, so that a scheduler that places each
+    # pod as it arrives (kube-scheduler) has them in its cache first.
+    placed = [o for o in objs if o["kind"] == "Pod" and o.get("spec", {}).get("nodeName")]
+    rest = [o for o in objs if o["kind"] not in ("Pod", "PodGroup")]
+    work = sorted((o for o in objs if o["kind"] in ("Pod", "PodGroup") and o not in placed),
+                  key=lambda o: (o["metadata"].get("namespace") or "default", o["metadata"]["name"]))
+    out = []
+    for o in rest + placed + work:
+        o["metadata"].pop("creationTimestamp", None)
+        if o["kind"] == "Node":
+            # A kubelet always reports its pod capacity; a node written
+            # without one has the kubelet's default (--max-pods 110), as
+            # kube-batchd reads it (cache/objects.h). Without it the API's
+            # node takes no pod at all for kube-scheduler.
+            st = o.setdefault("status", {})
+            for field in ("allocatable", "capacity"):
+                if field in st or field == "allocatable":
+                    st.setdefault(field, {}).setdefault("pods", "110")
+        if o["kind"] == "Pod":
+            for c in o["spec"].get("containers", []) + o["spec"].get("initContainers", []):
+                c.setdefault("image", "registry.k8s.io/pause:3.9")
+                res = c.get("resources") or {}
+                for name, q in (res.get("requests") or {}).items():
+                    if "/" in name and not name.startswith("kubernetes.io/"):
+                        res.setdefault("limits", {}).setdefault(name, q)
+        out.append("---\n%s\n" % json.dumps(o))
+    return "".join(out)
+
+
+def prepare(objs_path, prefix):
+    """Writes what twin.sh needs of a scenario, each file PREFIX + suffix:
+      .api.yaml       every object both sides get (for_api)
+      .ns.yaml        its Namespace objects (their labels matter to
+                      namespaceSelector), applied before the rest, since
+                      Namespaces outlive a scenario here (no namespace
+                      controller deletes them)
+      .namespaces     the namespaces its objects are in, one line
+      .waves          the arrivals after 0, in seconds, one line: the
+                      cluster side creates the pods that arrive later in
+                      waves, each once the one before has settled, as the
+                      simulator adds them
+      .wave-AT.yaml   for 0 and each wave: the objects arriving then
+      .pg-statuses    "GROUP NAMESPACE NAME PATCH" per PodGroup whose
+                      manifest has a status (a create drops it)
+    One call rather than one per file: each python3 start costs."""
+    objs = items(objs_path)
+
+    def write(suffix, text):
+        with open(prefix + suffix, "w") as f:
+            f.write(text)
+
+    write(".api.yaml", for_api(json.loads(json.dumps(objs))))
+    ns_objs = []
+    for o in objs:
+        if o["kind"] == "Namespace":
+            o = json.loads(json.dumps(o))
             o["metadata"].pop("creationTimestamp", None)
-            if o["kind"] == "Node":
-                # A kubelet always reports its pod capacity; a node written
-                # without one has the kubelet's default (--max-pods 110),
-                # as kube-batchd reads it (cache/objects.h). Without it the
-                # API's node takes no pod at all for kube-scheduler.
-                st = o.setdefault("status", {})
-                for field in ("allocatable", "capacity"):
-                    if field in st or field == "allocatable":
-                        st.setdefault(field, {}).setdefault("pods", "110")
-            if o["kind"] == "Pod":
-                for c in o["spec"].get("containers", []) + o["spec"].get("initContainers", []):
-                    c.setdefault("image", "registry.k8s.io/pause:3.9")
-                    res = c.get("resources") or {}
-                    for name, q in (res.get("requests") or {}).items():
-                        if "/" in name and not name.startswith("kubernetes.io/"):
-                            res.setdefault("limits", {}).setdefault(name, q)
-            print("---")
-            print(json.dumps(o))
-        return 0
-    if sys.argv[1] == "--namespace-objects":
-        # The scenario's Namespaces (their labels matter to namespaceSelector):
-        # applied before the rest, since Namespaces outlive a scenario here
-        # (no namespace controller deletes them).
-        for o in items(sys.argv[2]):
-            if o["kind"] == "Namespace":
-                o["metadata"].pop("creationTimestamp", None)
-                print("---")
-                print(json.dumps(o))
-        return 0
-    if sys.argv[1] == "--podgroup-statuses":
-        # "GROUP NAMESPACE NAME PATCH" per PodGroup whose manifest has a status.
-        for o in items(sys.argv[2]):
-            if o["kind"] == "PodGroup" and o.get("status"):
-                print(o["apiVersion"].split("/")[0], o["metadata"].get("namespace") or "default",
-                      o["metadata"]["name"], json.dumps({"status": o["status"]}, separators=(",", ":")))
+            ns_objs.append("---\n%s\n" % json.dumps(o))
+    write(".ns.yaml", "".join(ns_objs))
+    write(".namespaces", " ".join(sorted({o["metadata"]["namespace"] for o in objs
+                                          if o["metadata"].get("namespace")})) + "\n")
+    waves = sorted({arrival(o) for o in objs} - {0.0})
+    write(".waves", " ".join("%g" % a for a in waves) + "\n")
+    for at in [0.0] + waves:
+        write(".wave-%g.yaml" % at,
+              for_api([json.loads(json.dumps(o)) for o in objs if arrival(o) == at]))
+    write(".pg-statuses", "".join(
+        "%s %s %s %s\n" % (o["apiVersion"].split("/")[0], o["metadata"].get("namespace") or "default",
+                           o["metadata"]["name"], json.dumps({"status": o["status"]}, separators=(",", ":")))
+        for o in objs if o["kind"] == "PodGroup" and o.get("status")))
+
+
+def main():
+    if sys.argv[1] == "--prepare":
+        prepare(sys.argv[2], sys.argv[3])
         return 0
     # --any-node: the nodes are not compared, only what is bound and what
     # waits (kube-scheduler picks at random among nodes that score alike).
