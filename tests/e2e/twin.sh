@@ -165,9 +165,14 @@ reset_cluster() {
 # second and the simulator's objects of a wave share one creation time:
 # it starts just after a second begins, so that a burst shorter than a
 # second gets one timestamp too.
+# The longest create of the scenario so far, in ms, is kept in slowest_ms.
 create_wave() {
 	sleep "0.$(printf '%03d' $((1000 - 10#$(date +%N | cut -c1-3))))"
-	k create -f "$1" >"$1.log" 2>&1 && return 0
+	local t0=$((${EPOCHREALTIME/./} / 1000)) rc=0 took
+	k create -f "$1" >"$1.log" 2>&1 || rc=$?
+	took=$((${EPOCHREALTIME/./} / 1000 - t0))
+	((took > slowest_ms)) && slowest_ms=$took
+	((rc == 0)) && return 0
 	# Validation, or an admission plugin (priority: a pod's
 	# preemptionPolicy against its PriorityClass's).
 	if grep -qE 'is (invalid|forbidden): ' "$1.log"; then
@@ -234,8 +239,17 @@ if ((${#e2e_cases[@]})); then
 else
 	for s in "$root"/tests/scenarios/*/; do scenarios+=("${s%/}"); done
 fi
-for s in "${scenarios[@]}"; do
+# A scenario whose create took longer than the daemon's burst cap (four
+# --schedule-delays: 4 s) on a loaded machine may have been decided before
+# its last object arrived, which is what the daemon should do then, not what
+# the simulator models: when such a scenario disagrees, it is run once more
+# (kube-batchd only: kube-scheduler places each pod as it comes).
+burst_cap_ms=4000
+declare -A retried=()
+for ((si = 0; si < ${#scenarios[@]}; si++)); do
+	s=${scenarios[si]}
 	name=$(basename "$s")
+	slowest_ms=0
 	files=()
 	for f in "$s"/*.yaml; do
 		case ${f##*/} in expect.yaml | scheduler-conf.yaml | queue-conf.yaml) ;; *) files+=("$f") ;; esac
@@ -310,6 +324,11 @@ for s in "${scenarios[@]}"; do
 	if out=$(python3 "$here/twin_compare.py" "${compare[@]}" "$dir/$name.sim.json" "$dir/$name.objs.json" \
 		"$dir/$name.pods.json" "$dir/$name.nodes.json" 2>&1); then
 		pass "$name: $out"
+	elif [[ $counterpart == kube-batchd && -z ${retried[$name]:-} ]] && ((slowest_ms > burst_cap_ms)); then
+		retried[$name]=1
+		scenarios+=("$s")
+		echo "RETRY: $name: the cluster decided otherwise, but a create took ${slowest_ms} ms, past the daemon's burst cap of ${burst_cap_ms} ms: run again at the end"
+		echo "$out" | sed 's/^/    /'
 	else
 		fail "$name: the cluster ($counterpart) decided otherwise than the simulator"
 		echo "$out" | sed 's/^/    /'
