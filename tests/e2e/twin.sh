@@ -32,8 +32,9 @@
 # (preempt, reclaim), the pods it evicts must be those the cluster deleted;
 # no controller makes them again here, so they are left out of the rest of
 # the comparison on both sides.
-# Prints one PASS or FAIL line per scenario; exit 0 only if every compared
-# scenario agreed; 77 (skip) without kubectl, curl or python3.
+# Prints one PASS or FAIL line per scenario (and RETRY before a second run,
+# below); exit 0 only if every compared scenario agreed; 77 (skip)
+# without kubectl, curl or python3.
 # Environment: KB_E2E_DIR (control-plane dir; default a fresh temp dir, shut
 # down at the end unless --keep), KUBE_BATCHD (the binary), KB_TWIN_DAEMON_ARGS
 # (more daemon flags, e.g. "--schedule-delay 0 --schedule-period 20ms" to see
@@ -47,7 +48,7 @@
 # upstream picks at random among nodes that score alike).
 set -uo pipefail
 
-e2e_name=twin e2e_help_end=47
+e2e_name=twin e2e_help_end=48
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 e2e_args "$@"
 e2e_need kubectl curl python3 flock setsid openssl
