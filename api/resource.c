@@ -50,6 +50,25 @@ int kb_resnames_intern(kb_resnames *t, const char *name)
 	return t->n++;
 }
 
+char *kb_resnames_format_asked(const kb_resnames *t, char *buf, size_t size)
+{
+	if (size == 0)
+		return buf;
+	buf[0] = '\0';
+	size_t at = 0;
+	for (int i = KB_RES_NFIXED; i < t->n && i < KB_RES_MAX; i++) {
+		const char *sep = i > KB_RES_NFIXED ? ", " : "";
+		size_t need = strlen(sep) + strlen(t->name[i]);
+		if (at + need + 4 > size) { /* room for "..." and the NUL */
+			if (at + 4 <= size)
+				memcpy(buf + at, "...", 4);
+			return buf;
+		}
+		at += (size_t)snprintf(buf + at, size - at, "%s%s", sep, t->name[i]);
+	}
+	return buf;
+}
+
 int kb_resnames_intern_known(kb_resnames *t, const char *name)
 {
 	if (kb_resnames_find(t, name) >= 0)

@@ -86,6 +86,12 @@ void kb_resnames_init(kb_resnames *t);
  * compares. */
 int kb_resnames_intern(kb_resnames *t, const char *name);
 
+/* The names holding slots past cpu, memory and pods, in slot order, as
+ * "nvidia.com/gpu, example.com/fpga" into buf (always terminated; a list
+ * too long for buf ends with "..."): what a refusal with -ENOSPC names, so
+ * that the operator sees which names hold the slots. Returns buf. O(n). */
+char *kb_resnames_format_asked(const kb_resnames *t, char *buf, size_t size);
+
 /* The slot of name, or -1 when nothing has asked for it. O(n). */
 int kb_resnames_find(const kb_resnames *t, const char *name);
 

@@ -336,14 +336,20 @@ static int dec_res_quantity(dec_ctx *d, const kb_yaml_pair *p, const char *path,
 	return 0;
 }
 
+int dec_names_full(dec_ctx *d, const kb_yaml_node *at, const char *path)
+{
+	char names[256];
+	return dec_fail(d, -ENOSPC, at, path,
+			"too many distinct resource names asked for in the cluster (at most %d, "
+			"cpu, memory and pods included; held by: %s)",
+			KB_RES_MAX, kb_resnames_format_asked(d->rn, names, sizeof(names)));
+}
+
 /* The error for a name refused by kb_resnames_intern (r < 0). */
 static int slot_refused(dec_ctx *d, int r, const kb_yaml_node *at, const char *sub)
 {
 	if (r == -ENOSPC)
-		return dec_fail(d, -ENOSPC, at, sub,
-				"too many distinct resource names asked for in the cluster (at most "
-				"%d, cpu, memory and pods included)",
-				KB_RES_MAX);
+		return dec_names_full(d, at, sub);
 	return dec_fail(d, -EINVAL, at, sub, "resource name too long (at most %d)",
 			KB_RES_NAME_MAX - 1);
 }

@@ -84,6 +84,11 @@ typedef struct dec_ctx {
 __attribute__((format(printf, 5, 6))) int dec_fail(dec_ctx *d, int code, const kb_yaml_node *at,
 						    const char *path, const char *fmt, ...);
 
+/* Fills d->err for a resource name refused because every slot is taken
+ * (kb_resnames_intern's -ENOSPC), naming the names that hold them.
+ * Returns -ENOSPC. */
+int dec_names_full(dec_ctx *d, const kb_yaml_node *at, const char *path);
+
 /* Fills d->err with "out of memory". Returns -ENOMEM. */
 int dec_nomem(dec_ctx *d);
 

@@ -137,9 +137,7 @@ static int dec_gpu_milli(dec_ctx *d, kb_pod_obj *po)
 				DEC_QUOTE_MAX, milli);
 	int gi = kb_resnames_intern(d->rn, KB_RES_GPU_NAME);
 	if (gi == -ENOSPC)
-		return dec_fail(d, -ENOSPC, at, path,
-				"too many distinct resource names in the cluster (at most %d)",
-				KB_RES_MAX);
+		return dec_names_full(d, at, path);
 	if (gi < 0)
 		return dec_fail(d, -EINVAL, at, path, "cannot register %s", KB_RES_GPU_NAME);
 	int64_t asked = po->req.q[gi];

@@ -39,10 +39,14 @@ static int parse_resources(const kb_yaml_node *n, const char *src, const char *q
 			return kb_err_set(err, -EINVAL, "%s:%d:%d: queue \"%s\": %s.%s: must not be negative",
 					  AT(v), queue, field, res);
 		int idx = kb_resnames_intern(names, res);
-		if (idx == -ENOSPC)
+		if (idx == -ENOSPC) {
+			char held[256];
 			return kb_err_set(err, -ENOSPC, "%s:%d:%d: queue \"%s\": %s.%s: too many distinct "
-							"resource names (at most %d)",
-					  AT(n->pairs[i].key), queue, field, res, KB_RES_MAX);
+							"resource names (at most %d, cpu, memory and pods "
+							"included; held by: %s)",
+					  AT(n->pairs[i].key), queue, field, res, KB_RES_MAX,
+					  kb_resnames_format_asked(names, held, sizeof(held)));
+		}
 		if (idx < 0)
 			return kb_err_set(err, -EINVAL, "%s:%d:%d: queue \"%s\": %s: resource name too long",
 					  AT(n->pairs[i].key), queue, field);

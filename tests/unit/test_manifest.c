@@ -1077,7 +1077,11 @@ static void resource_names_run_out_with_enospc(void **state)
 	assert_int_equal(decode_src(y, "t.yaml", &o, &err), -ENOSPC);
 	assert_non_null(strstr(err.msg, "Pod \"default/p\": spec.containers[0].resources.requests"
 					".example.com/r13: too many distinct resource names asked for "
-					"in the cluster (at most 16, cpu, memory and pods included)"));
+					"in the cluster (at most 16, cpu, memory and pods included; "
+					"held by: "));
+	/* The names holding the slots, this pod's first twelve among them. */
+	assert_non_null(strstr(err.msg, "example.com/r0, example.com/r1, example.com/r2, "));
+	assert_non_null(strstr(err.msg, "example.com/r12)"));
 	names = saved;
 }
 

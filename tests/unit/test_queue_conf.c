@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -314,6 +315,25 @@ static void guarantees_above_the_cluster_are_refused(void **state)
 	kb_queue_conf_release(&qc);
 }
 
+/* A capability naming a resource past the slots (api/resource.h): -ENOSPC,
+ * at the name, naming the names that hold the slots. */
+static void resource_names_past_the_slots_are_refused(void **state)
+{
+	char text[2048];
+	size_t off = (size_t)snprintf(text, sizeof(text), "queues:\n- name: a\n  capability:\n");
+	for (int i = 0; i < KB_RES_MAX - KB_RES_NFIXED + 1; i++)
+		off += (size_t)snprintf(text + off, sizeof(text) - off, "    example.com/r%d: 1\n", i);
+	kb_queue_conf qc;
+	kb_err err;
+	assert_int_equal(load(text, &qc, &err), -ENOSPC);
+	if (!strstr(err.msg, "q.yaml:17:5: queue \"a\": capability.example.com/r13: too many distinct "
+			     "resource names (at most 16, cpu, memory and pods included; held by: "
+			     "example.com/r0, example.com/r1,") ||
+	    !strstr(err.msg, "example.com/r12)"))
+		fail_msg("got: %s", err.msg);
+	assert_null(qc.queues);
+}
+
 static void missing_file_is_enoent(void **state)
 {
 	kb_queue_conf qc;
@@ -341,6 +361,7 @@ int main(void)
 		cmocka_unit_test_setup(bad_state_is_refused_at_the_value, setup),
 		cmocka_unit_test_setup(other_mistakes_are_refused_where_they_are, setup),
 		cmocka_unit_test_setup(guarantees_above_the_cluster_are_refused, setup),
+		cmocka_unit_test_setup(resource_names_past_the_slots_are_refused, setup),
 		cmocka_unit_test_setup(missing_file_is_enoent, setup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -32,6 +32,20 @@ static void resnames_refuses_a_seventeenth_name(void **state)
 		assert_int_equal(kb_resnames_intern(&t, name), i);
 	}
 	assert_int_equal(kb_resnames_intern(&t, "example.com/one-too-many"), -ENOSPC);
+	/* What the refusal names: the names holding the slots, in order. */
+	char held[512];
+	kb_resnames_format_asked(&t, held, sizeof(held));
+	assert_string_equal(held, "example.com/r3, example.com/r4, example.com/r5, example.com/r6, "
+				  "example.com/r7, example.com/r8, example.com/r9, example.com/r10, "
+				  "example.com/r11, example.com/r12, example.com/r13, example.com/r14, "
+				  "example.com/r15");
+	/* Too long for the buffer: cut after a whole name, with "...". */
+	char small[40];
+	kb_resnames_format_asked(&t, small, sizeof(small));
+	assert_string_equal(small, "example.com/r3, example.com/r4...");
+	kb_resnames_init(&t);
+	kb_resnames_format_asked(&t, held, sizeof(held));
+	assert_string_equal(held, "");
 }
 
 static void resnames_known_names_take_a_slot_only_when_asked_for(void **state)
