@@ -189,7 +189,7 @@ create_wave() {
 # requests to the API in flight, then counters); empty when it does not
 # answer.
 decisions() {
-	curl -s "http://127.0.0.1:$port/metrics" | awk '
+	curl -s --max-time 2 "http://127.0.0.1:$port/metrics" | awk '
 		$1 ~ /^kube_batchd_(api_requests_pending|(sessions|binds|evictions|bind_failures|eviction_failures)_total)$/ { v[$1] = $2; n++ }
 		END { if (n == 6) print v["kube_batchd_api_requests_pending"], v["kube_batchd_sessions_total"], v["kube_batchd_binds_total"], v["kube_batchd_evictions_total"], v["kube_batchd_bind_failures_total"], v["kube_batchd_eviction_failures_total"] }'
 }
