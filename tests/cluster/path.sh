@@ -26,10 +26,12 @@ case ":$PATH:" in
 *":$KB_TOOLS_BIN:"*) ;;
 *) PATH=$KB_TOOLS_BIN:$PATH ;;
 esac
-kb_python=$(command -v python3 2>/dev/null)
+kb_python=$(command -v python3 2>/dev/null || true)
 if [[ $kb_python == */shims/python3 ]]; then
-	kb_python=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null) &&
-		[[ $kb_python == /* && -x $kb_python ]] && PATH=${kb_python%/*}:$PATH
+	kb_python=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null || true)
+	if [[ $kb_python == /* && -x $kb_python ]]; then
+		PATH=${kb_python%/*}:$PATH
+	fi
 fi
 unset kb_python
 export PATH
