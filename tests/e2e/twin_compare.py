@@ -23,6 +23,7 @@ the other comparisons on both sides (the simulator has them pending, or
 binds them again). Exit 0 and one summary line when they agree; 1 and one
 line per difference, with both outcomes, when not.
 """
+import copy
 import json
 import sys
 
@@ -87,8 +88,9 @@ def for_api(objs):
     second). Pods and PodGroups go last, in namespace/name order: the API's
     timestamps then grow with the order the simulator breaks ties in
     (namespace/name, all its objects created at once), even when the burst
-    spans a second boundary."""
-    objs = [o for o in objs if o["kind"] != "Namespace"]
+    spans a second boundary. objs is left as it was (the objects are
+    copied)."""
+    objs = [copy.deepcopy(o) for o in objs if o["kind"] != "Namespace"]
     # Pods bound in the manifests are the cluster as it was: they come
     # before anything to schedule, so that a scheduler that places each
     # pod as it arrives (kube-scheduler) has them in its cache first.
@@ -141,21 +143,18 @@ def prepare(objs_path, prefix):
         with open(prefix + suffix, "w") as f:
             f.write(text)
 
-    write(".api.yaml", for_api(json.loads(json.dumps(objs))))
-    ns_objs = []
-    for o in objs:
-        if o["kind"] == "Namespace":
-            o = json.loads(json.dumps(o))
-            o["metadata"].pop("creationTimestamp", None)
-            ns_objs.append("---\n%s\n" % json.dumps(o))
-    write(".ns.yaml", "".join(ns_objs))
+    write(".api.yaml", for_api(objs))
+    write(".ns.yaml", "".join(
+        "---\n%s\n" % json.dumps(dict(o, metadata={k: v for k, v in o["metadata"].items()
+                                                   if k != "creationTimestamp"}))
+        for o in objs if o["kind"] == "Namespace"))
     write(".namespaces", " ".join(sorted({o["metadata"]["namespace"] for o in objs
                                           if o["metadata"].get("namespace")})) + "\n")
     waves = sorted({arrival(o) for o in objs} - {0.0})
     write(".waves", " ".join("%g" % a for a in waves) + "\n")
     for at in [0.0] + waves:
         write(".wave-%g.yaml" % at,
-              for_api([json.loads(json.dumps(o)) for o in objs if arrival(o) == at]))
+              for_api([o for o in objs if arrival(o) == at]))
     write(".pg-statuses", "".join(
         "%s %s %s %s\n" % (o["apiVersion"].split("/")[0], o["metadata"].get("namespace") or "default",
                            o["metadata"]["name"], json.dumps({"status": o["status"]}, separators=(",", ":")))
