@@ -93,9 +93,12 @@ bool kb_pod_spec_same_placement(const kb_pod_spec *a, const kb_pod_spec *b)
 	if (a->nrequired != b->nrequired || a->npreferred != b->npreferred ||
 	    a->ntolerations != b->ntolerations || a->nhost_ports != b->nhost_ports ||
 	    a->gpu_milli != b->gpu_milli || !str_equal(a->gpu_models, b->gpu_models) ||
-	    !kb_labels_equal(&a->node_selector, &b->node_selector) ||
+	    a->nspill != b->nspill || !kb_labels_equal(&a->node_selector, &b->node_selector) ||
 	    !kb_pod_spec_same_topology(a, b))
 		return false;
+	for (uint32_t i = 0; i < a->nspill; i++)
+		if (a->spill[i].known != b->spill[i].known || a->spill[i].milli != b->spill[i].milli)
+			return false;
 	for (uint32_t i = 0; i < a->nrequired; i++)
 		if (!term_equal(&a->required[i], &b->required[i]))
 			return false;

@@ -85,6 +85,59 @@ int kb_resnames_intern_known(kb_resnames *t, const char *name)
 	return t->nknown++;
 }
 
+int64_t kb_res_extra_get(const kb_res_extra *v, uint32_t n, int32_t known)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (v[i].known == known)
+			return v[i].milli;
+	return 0;
+}
+
+/* The entry of known in s, added (at 0) when absent; NULL when s is full. */
+static kb_res_extra *spill_entry(kb_res_spill *s, int32_t known)
+{
+	for (uint32_t i = 0; i < s->n; i++)
+		if (s->e[i].known == known)
+			return &s->e[i];
+	if (s->n >= KB_RES_SPILL_MAX)
+		return NULL;
+	s->e[s->n] = (kb_res_extra){.known = known, .milli = 0};
+	return &s->e[s->n++];
+}
+
+int kb_res_spill_set(kb_res_spill *s, int32_t known, int64_t milli)
+{
+	kb_res_extra *e = spill_entry(s, known);
+	if (!e)
+		return -ENOSPC;
+	e->milli = milli;
+	return 0;
+}
+
+int kb_res_spill_add(kb_res_spill *a, const kb_res_spill *b)
+{
+	for (uint32_t i = 0; i < b->n; i++) {
+		kb_res_extra *e = spill_entry(a, b->e[i].known);
+		if (!e)
+			return -ENOSPC;
+		if (__builtin_add_overflow(e->milli, b->e[i].milli, &e->milli))
+			return -ERANGE;
+	}
+	return 0;
+}
+
+int kb_res_spill_max(kb_res_spill *a, const kb_res_spill *b)
+{
+	for (uint32_t i = 0; i < b->n; i++) {
+		kb_res_extra *e = spill_entry(a, b->e[i].known);
+		if (!e)
+			return -ENOSPC;
+		if (b->e[i].milli > e->milli)
+			e->milli = b->e[i].milli;
+	}
+	return 0;
+}
+
 bool kb_res_is_best_effort(const kb_res *a)
 {
 	for (int i = 0; i < KB_RES_MAX; i++)

@@ -22,9 +22,26 @@
  * nodes advertise: the arithmetic below, the hot path of every fit test,
  * costs the same with 5 names or 300.
  *
- * Limits (the cluster controls both; each refused with -ENOSPC and an error
- * naming the name): KB_RES_MAX names asked for (cpu, memory and pods
- * included), KB_RES_KNOWN_MAX names only advertised.
+ * Past the slots. Once all KB_RES_MAX slots are held, a name something
+ * asks for takes no slot either: it is a known name, "spilled". A pod's
+ * asks in spilled names are a short list of kb_res_extra (kb_res_spill
+ * while it is decoded, then kb_pod_spec.spill), beside its vector; a
+ * node's quantities of them stay its kb_res_extra list (kb_node.extra).
+ * Placement checks them (scheduler/framework.h: kb_node_fits;
+ * scheduler/actions/placement.h: kb_fits_idle) by summing what the tasks
+ * on the node ask (api/snapshot.h: kb_node_spill_short), so no node is
+ * ever bound beyond its allocatable in any name. Only pods that ask for
+ * one pay for it. What a spilled name is not part of: the vectors, so fair
+ * share (drf, proportion), a queue's allocated and capability, a
+ * PodGroup's minResources and the cluster totals do not count it. Which
+ * names hold slots is first come, first served, and held for the daemon's
+ * life; the queue file is read first, so its names always have slots.
+ *
+ * Limits (the cluster controls them; each refused with -ENOSPC and an
+ * error naming the name): KB_RES_MAX names with a slot (cpu, memory and
+ * pods included; a queue's capability or guarantee must name one of
+ * them), KB_RES_KNOWN_MAX names without one (advertised or spilled),
+ * KB_RES_SPILL_MAX spilled names asked for by one pod.
  *
  * Sums cannot overflow. One quantity fits int64 (quantity.h refuses more
  * with -ERANGE), but a sum of them need not: memory counts milli-bytes, so
@@ -47,6 +64,7 @@
 
 #define KB_RES_MAX 16
 #define KB_RES_KNOWN_MAX 256
+#define KB_RES_SPILL_MAX 16
 #define KB_RES_NAME_MAX 128
 
 enum {
@@ -76,6 +94,28 @@ typedef struct kb_res_extra {
 	int32_t known;
 	int64_t milli;
 } kb_res_extra;
+
+/* A pod's asks in spilled names while it is decoded (above): known
+ * indices, each at most once, in the order first met. */
+typedef struct kb_res_spill {
+	uint32_t n;
+	kb_res_extra e[KB_RES_SPILL_MAX];
+} kb_res_spill;
+
+/* The quantity of known name k in v[0..n), or 0 when absent. O(n). */
+int64_t kb_res_extra_get(const kb_res_extra *v, uint32_t n, int32_t known);
+
+/* s[known] = milli (added when absent). 0, or -ENOSPC when s holds
+ * KB_RES_SPILL_MAX names and known is not one of them. O(s->n). */
+int kb_res_spill_set(kb_res_spill *s, int32_t known, int64_t milli);
+
+/* a += b, name by name. 0, -ENOSPC (as kb_res_spill_set) or -ERANGE when
+ * a sum passes INT64_MAX; a is then partly changed. O(a->n x b->n). */
+int kb_res_spill_add(kb_res_spill *a, const kb_res_spill *b);
+
+/* a = max(a, b), name by name. 0 or -ENOSPC (a partly changed). O(a->n x
+ * b->n). */
+int kb_res_spill_max(kb_res_spill *a, const kb_res_spill *b);
 
 /* Fills the fixed names; no known names. */
 void kb_resnames_init(kb_resnames *t);

@@ -207,6 +207,26 @@ int kb_snapshot_journal_rollback(kb_snapshot *s)
 	return j->failed ? -ENOMEM : 0;
 }
 
+int kb_node_spill_short_asked(const kb_snapshot *s, const kb_task *t, const kb_node *n,
+			      bool future)
+{
+	for (uint32_t k = 0; k < t->spec->nspill; k++) {
+		int32_t known = t->spec->spill[k].known;
+		__int128 held = 0;
+		for (int32_t o = n->task_head; o >= 0; o = s->tasks[o].node_next) {
+			const kb_task *u = &s->tasks[o];
+			if (!u->spec || u->spec->nspill == 0)
+				continue;
+			if (kb_task_status_allocated(u->status) ||
+			    (future ? u->status == KB_TASK_PIPELINED : u->status == KB_TASK_RELEASING))
+				held += kb_res_extra_get(u->spec->spill, u->spec->nspill, known);
+		}
+		if (t->spec->spill[k].milli > kb_res_extra_get(n->extra, n->nextra, known) - held)
+			return (int)k;
+	}
+	return -1;
+}
+
 /* A node's future idle of resource i: idle + releasing - pipelined, exact. */
 static __int128 node_future(const kb_node *n, int i)
 {

@@ -133,6 +133,25 @@ static inline void kb_node_future_idle(const kb_node *n, kb_res *ret)
 	kb_res_sub(ret, &n->pipelined);
 }
 
+/* Whether the spilled names task t asks for (kb_pod_spec.spill,
+ * api/resource.h) fit node n: for each, n's allocatable of it (kb_node.extra)
+ * less what the tasks on n ask of it. future: against the future idle (the
+ * tasks in allocated statuses and pipelined hold it, as kb_node_fits
+ * counts), else against idle now (allocated statuses and releasing, as
+ * kb_fits_idle counts). Returns -1 when every one fits (or t asks none),
+ * else the index in t->spec->spill of the first that does not.
+ * O(spilled asks x tasks on n x their spilled asks), in
+ * kb_node_spill_short_asked; inline and O(1) for a task that asks none. */
+int kb_node_spill_short_asked(const kb_snapshot *s, const kb_task *t, const kb_node *n,
+			      bool future);
+static inline int kb_node_spill_short(const kb_snapshot *s, const kb_task *t, const kb_node *n,
+				      bool future)
+{
+	if (!t->spec || t->spec->nspill == 0)
+		return -1; /* the fit tests' hot path: no call */
+	return kb_node_spill_short_asked(s, t, n, future);
+}
+
 void kb_snapshot_init(kb_snapshot *s);
 void kb_snapshot_release(kb_snapshot *s);
 

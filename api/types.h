@@ -160,6 +160,10 @@ typedef struct kb_pod_spec {
 	/* A share of one GPU in milli-GPU (1..999, the pod annotation
 	 * KB_ANN_GPU_MILLI), 0 when the pod takes whole GPUs */
 	int32_t gpu_milli;
+	/* Its asks in names past the slots (api/resource.h, "Past the
+	 * slots"): known indices, each once; NULL and 0 when none. */
+	const kb_res_extra *spill;
+	uint32_t nspill;
 } kb_pod_spec;
 
 /* Whether s asks anything of the pod topology index (scheduler/podtopo.h):
@@ -360,6 +364,11 @@ typedef struct kb_node {
 	 * reason a pod does not fit says so. */
 	bool unreadable_pod;
 	kb_res allocatable;
+	/* Its allocatable of the names that have no slot (api/resource.h):
+	 * what pods asking spilled names are checked against; owned by the
+	 * cache's object. NULL and 0 when none. */
+	const kb_res_extra *extra;
+	uint32_t nextra;
 	kb_res used;      /* requests of tasks in allocated statuses and releasing */
 	kb_res idle;      /* allocatable - used */
 	kb_res releasing; /* requests of tasks being evicted */

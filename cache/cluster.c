@@ -959,6 +959,8 @@ static void node_fill(kb_node *n, const kb_object *o, const kb_resnames *rn)
 	n->ready = o->u.node.ready && !o->meta.deleting && !o->meta.undecodable;
 	n->undecodable = o->meta.undecodable;
 	n->allocatable = o->u.node.allocatable;
+	n->extra = o->u.node.extra;
+	n->nextra = o->u.node.nextra;
 	for (uint32_t i = 0; i < o->u.node.nextra; i++) {
 		int slot = kb_resnames_known_slot(rn, o->u.node.extra[i].known);
 		if (slot >= 0)

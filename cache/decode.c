@@ -340,9 +340,17 @@ int dec_names_full(dec_ctx *d, const kb_yaml_node *at, const char *path)
 {
 	char names[256];
 	return dec_fail(d, -ENOSPC, at, path,
-			"too many distinct resource names asked for in the cluster (at most %d, "
-			"cpu, memory and pods included; held by: %s)",
+			"needs one of the %d resource slots (cpu, memory and pods included), "
+			"and every one is held (by: %s)",
 			KB_RES_MAX, kb_resnames_format_asked(d->rn, names, sizeof(names)));
+}
+
+int dec_known_full(dec_ctx *d, const kb_yaml_node *at, const char *path)
+{
+	return dec_fail(d, -ENOSPC, at, path,
+			"too many distinct resource names in the cluster (at most %d with a "
+			"slot and %d without)",
+			KB_RES_MAX, KB_RES_KNOWN_MAX);
 }
 
 /* The error for a name refused by kb_resnames_intern (r < 0). */
@@ -354,8 +362,33 @@ static int slot_refused(dec_ctx *d, int r, const kb_yaml_node *at, const char *s
 			KB_RES_NAME_MAX - 1);
 }
 
+/* Name p (refused a slot: every one is taken) as a spilled name of *spill
+ * (api/resource.h) with quantity q. nvidia.com/gpu is never spilled: the
+ * GPU plugins find it by its slot. */
+static int spill_name(dec_ctx *d, const kb_yaml_pair *p, const char *sub, int64_t q,
+		      kb_res_spill *spill)
+{
+	const char *name = p->key->str;
+	char names[256];
+	if (!spill || strcmp(name, KB_RES_GPU_NAME) == 0)
+		return dec_names_full(d, p->key, sub);
+	int k = kb_resnames_intern_known(d->rn, name);
+	if (k == -ENOSPC)
+		return dec_known_full(d, p->key, sub);
+	if (k < 0) /* -EEXIST cannot be: it has no slot; -ENAMETOOLONG checked */
+		return dec_fail(d, -EINVAL, p->key, sub, "cannot register \"%.*s\"",
+				DEC_QUOTE_MAX, name);
+	if (kb_res_spill_set(spill, k, q) < 0)
+		return dec_fail(d, -ENOSPC, p->key, sub,
+				"too many resource names without a slot in one list (at most %d; "
+				"the %d slots are held by cpu, memory, pods and: %s)",
+				KB_RES_SPILL_MAX, KB_RES_MAX,
+				kb_resnames_format_asked(d->rn, names, sizeof(names)));
+	return 0;
+}
+
 int dec_reslist(dec_ctx *d, const kb_yaml_node *n, const char *path, kb_res *ret_res,
-		uint32_t *ret_mask)
+		uint32_t *ret_mask, kb_res_spill *ret_spill)
 {
 	const kb_yaml_node *m;
 	int r = dec_map(d, n, path, &m);
@@ -370,6 +403,11 @@ int dec_reslist(dec_ctx *d, const kb_yaml_node *n, const char *path, kb_res *ret
 		if ((r = dec_res_quantity(d, p, path, sub, &q)) < 0)
 			return r;
 		int idx = kb_resnames_intern(d->rn, p->key->str);
+		if (idx == -ENOSPC) {
+			if ((r = spill_name(d, p, sub, q, ret_spill)) < 0)
+				return r;
+			continue;
+		}
 		if (idx < 0)
 			return slot_refused(d, idx, p->key, sub);
 		res.q[idx] = q;
@@ -411,10 +449,7 @@ int dec_reslist_advertised(dec_ctx *d, const kb_yaml_node *n, const char *path,
 		}
 		int k = kb_resnames_intern_known(d->rn, name);
 		if (k == -ENOSPC)
-			return dec_fail(d, -ENOSPC, p->key, sub,
-					"too many distinct resource names advertised in the cluster "
-					"(at most %d that nothing asks for)",
-					KB_RES_KNOWN_MAX);
+			return dec_known_full(d, p->key, sub);
 		if (k < 0) /* -EEXIST cannot be: find failed; -ENAMETOOLONG checked */
 			return dec_fail(d, -EINVAL, p->key, sub, "cannot register \"%.*s\"",
 					DEC_QUOTE_MAX, name);

@@ -84,10 +84,15 @@ typedef struct dec_ctx {
 __attribute__((format(printf, 5, 6))) int dec_fail(dec_ctx *d, int code, const kb_yaml_node *at,
 						    const char *path, const char *fmt, ...);
 
-/* Fills d->err for a resource name refused because every slot is taken
- * (kb_resnames_intern's -ENOSPC), naming the names that hold them.
+/* Fills d->err for a resource name refused because it needs a slot (a
+ * queue's capability or guarantee, nvidia.com/gpu) and every slot is
+ * taken (kb_resnames_intern's -ENOSPC), naming the names that hold them.
  * Returns -ENOSPC. */
 int dec_names_full(dec_ctx *d, const kb_yaml_node *at, const char *path);
+
+/* Fills d->err for a name past KB_RES_KNOWN_MAX names without a slot
+ * (kb_resnames_intern_known's -ENOSPC). Returns -ENOSPC. */
+int dec_known_full(dec_ctx *d, const kb_yaml_node *at, const char *path);
 
 /* Fills d->err with "out of memory". Returns -ENOMEM. */
 int dec_nomem(dec_ctx *d);
@@ -188,14 +193,17 @@ int dec_strings(dec_ctx *d, const kb_yaml_node *seq, const char *path, const cha
 int dec_labels(dec_ctx *d, const kb_yaml_node *n, const char *path, kb_labels *ret);
 
 /* A ResourceList that asks for resources (requests, limits, overhead,
- * minResources): the quantities named, in milli-units, in *ret_res (others
- * 0), and bit i of *ret_mask set for each resource i named; absent or null
- * gives an empty list. Each name is given a slot in d->rn (those met before
- * a failure keep theirs). A bad name, a quantity that does not parse or is
- * negative: -EINVAL; a name past KB_RES_MAX distinct ones asked for:
- * -ENOSPC. */
+ * minResources, a queue's capability): the quantities named, in
+ * milli-units, in *ret_res (others 0), and bit i of *ret_mask set for each
+ * resource i named; absent or null gives an empty list. Each name is given
+ * a slot in d->rn (those met before a failure keep theirs). Once every slot
+ * is taken, a new name is a spilled one (api/resource.h): set in
+ * *ret_spill, which the caller cleared, or, with ret_spill NULL, refused
+ * with -ENOSPC (dec_names_full). A bad name, a quantity that does not parse
+ * or is negative: -EINVAL; past KB_RES_SPILL_MAX spilled names in one list
+ * or KB_RES_KNOWN_MAX in the cluster: -ENOSPC. */
 int dec_reslist(dec_ctx *d, const kb_yaml_node *n, const char *path, kb_res *ret_res,
-		uint32_t *ret_mask);
+		uint32_t *ret_mask, kb_res_spill *ret_spill);
 
 /* A ResourceList a node advertises (allocatable, capacity): as dec_reslist
  * for the names that have a slot and for nvidia.com/gpu (given one if

@@ -334,6 +334,7 @@ int dec_pod(dec_ctx *d)
 	    (r = dec_gpu_wishes(d, po)) < 0 || (r = dec_topology(d, NULL, &po->topology)) < 0)
 		return r;
 	/* A share of a GPU is a request, even one the kubelet does not count. */
-	po->best_effort = kb_res_is_best_effort(&po->req) && po->spec.gpu_milli == 0;
+	po->best_effort = kb_res_is_best_effort(&po->req) && po->spec.gpu_milli == 0 &&
+			  po->spec.nspill == 0;
 	return 0;
 }

@@ -9,10 +9,13 @@
  * (sidecars are init containers with restartPolicy Always; without any this
  * is max(sum of containers, max of init containers)), with pods = 1.
  * Host ports are read from the containers only, not the init containers.
+ * Names past the slots (api/resource.h) follow the same rule in a
+ * kb_res_spill and end in po->spec.spill.
  */
 #include "cache/decode.h"
 
 #include <errno.h>
+#include <string.h>
 
 /* a += b; false on overflow (a is then unspecified). */
 static bool res_add_checked(kb_res *a, const kb_res *b)
@@ -23,9 +26,45 @@ static bool res_add_checked(kb_res *a, const kb_res *b)
 	return true;
 }
 
+/* A request: the vector of names with a slot, and the spilled ones
+ * (api/resource.h). */
+typedef struct request {
+	kb_res res;
+	kb_res_spill spill;
+} request;
+
+/* a += b, both parts. An overflow or too many spilled names fails naming
+ * `at` and `path`. */
+static int req_add(dec_ctx *d, request *a, const request *b, const kb_yaml_node *at,
+		   const char *path)
+{
+	if (!res_add_checked(&a->res, &b->res))
+		return dec_fail(d, -EINVAL, at, path, "requests too large in total");
+	int r = kb_res_spill_add(&a->spill, &b->spill);
+	if (r == -ERANGE)
+		return dec_fail(d, -EINVAL, at, path, "requests too large in total");
+	if (r < 0)
+		return dec_fail(d, -ENOSPC, at, path,
+				"the pod asks for more than %d resource names without a slot",
+				KB_RES_SPILL_MAX);
+	return 0;
+}
+
+/* a = max(a, b), both parts. */
+static int req_max(dec_ctx *d, request *a, const request *b, const kb_yaml_node *at,
+		   const char *path)
+{
+	kb_res_max(&a->res, &b->res);
+	if (kb_res_spill_max(&a->spill, &b->spill) < 0)
+		return dec_fail(d, -ENOSPC, at, path,
+				"the pod asks for more than %d resource names without a slot",
+				KB_RES_SPILL_MAX);
+	return 0;
+}
+
 /* A container's resources: requests, and limits for resources without a
  * request, into *ret_req. c is the container's mapping. */
-static int dec_container_req(dec_ctx *d, const kb_yaml_node *c, const char *path, kb_res *ret_req)
+static int dec_container_req(dec_ctx *d, const kb_yaml_node *c, const char *path, request *ret_req)
 {
 	const kb_yaml_node *res;
 	char sub[DEC_PATH_LEN];
@@ -33,17 +72,30 @@ static int dec_container_req(dec_ctx *d, const kb_yaml_node *c, const char *path
 	int r = dec_map(d, kb_yaml_get(c, "resources"), sub, &res);
 	if (r < 0)
 		return r;
-	kb_res req, lim;
+	request req = {.spill.n = 0}, lim = {.spill.n = 0};
 	uint32_t rmask, lmask;
 	dec_path(sub, "%s.resources.requests", path);
-	if ((r = dec_reslist(d, kb_yaml_get(res, "requests"), sub, &req, &rmask)) < 0)
+	if ((r = dec_reslist(d, kb_yaml_get(res, "requests"), sub, &req.res, &rmask,
+			     &req.spill)) < 0)
 		return r;
 	dec_path(sub, "%s.resources.limits", path);
-	if ((r = dec_reslist(d, kb_yaml_get(res, "limits"), sub, &lim, &lmask)) < 0)
+	if ((r = dec_reslist(d, kb_yaml_get(res, "limits"), sub, &lim.res, &lmask, &lim.spill)) <
+	    0)
 		return r;
 	for (int i = 0; i < KB_RES_MAX; i++)
 		if ((lmask & (1u << i)) && !(rmask & (1u << i)))
-			req.q[i] = lim.q[i];
+			req.res.q[i] = lim.res.q[i];
+	for (uint32_t i = 0; i < lim.spill.n; i++) {
+		bool asked = false;
+		for (uint32_t j = 0; j < req.spill.n && !asked; j++)
+			asked = req.spill.e[j].known == lim.spill.e[i].known;
+		if (!asked && kb_res_spill_set(&req.spill, lim.spill.e[i].known,
+					       lim.spill.e[i].milli) < 0)
+			return dec_fail(d, -ENOSPC, res, sub,
+					"the container asks for more than %d resource names "
+					"without a slot",
+					KB_RES_SPILL_MAX);
+	}
 	*ret_req = req;
 	return 0;
 }
@@ -95,7 +147,7 @@ static int dec_host_port(dec_ctx *d, const kb_yaml_node *p, const char *path, si
 
 /* What the containers add up to so far. */
 typedef struct containers {
-	kb_res sum;
+	request sum;
 	host_ports ports;
 } containers;
 
@@ -104,7 +156,7 @@ typedef struct containers {
 static int dec_container(dec_ctx *d, const kb_yaml_node *c, const char *path, size_t i, void *ctx)
 {
 	containers *cs = ctx;
-	kb_res one;
+	request one;
 	int r = dec_container_req(d, c, path, &one);
 	if (r < 0)
 		return r;
@@ -115,15 +167,13 @@ static int dec_container(dec_ctx *d, const kb_yaml_node *c, const char *path, si
 		return r;
 	if ((r = dec_each_map(d, seq, sub, DEC_NULL_ITEM_SKIPPED, dec_host_port, &cs->ports)) < 0)
 		return r;
-	if (!res_add_checked(&cs->sum, &one))
-		return dec_fail(d, -EINVAL, c, path, "requests too large in total");
-	return 0;
+	return req_add(d, &cs->sum, &one, c, path);
 }
 
 /* What the init containers need so far: the sidecars' sum, and the largest
  * need at any init container's start. */
 typedef struct init_containers {
-	kb_res sidecars, peak;
+	request sidecars, peak;
 } init_containers;
 
 /* One item of spec.initContainers. */
@@ -131,20 +181,18 @@ static int dec_init_container(dec_ctx *d, const kb_yaml_node *c, const char *pat
 			      void *ctx)
 {
 	init_containers *ic = ctx;
-	kb_res one;
+	request one;
 	int r = dec_container_req(d, c, path, &one);
 	if (r < 0)
 		return r;
 	if (dec_scalar_is(kb_yaml_get(c, "restartPolicy"), "Always")) {
-		if (!res_add_checked(&ic->sidecars, &one))
-			return dec_fail(d, -EINVAL, c, path, "requests too large in total");
-		kb_res_max(&ic->peak, &ic->sidecars);
-	} else {
-		if (!res_add_checked(&one, &ic->sidecars))
-			return dec_fail(d, -EINVAL, c, path, "requests too large in total");
-		kb_res_max(&ic->peak, &one);
+		if ((r = req_add(d, &ic->sidecars, &one, c, path)) < 0)
+			return r;
+		return req_max(d, &ic->peak, &ic->sidecars, c, path);
 	}
-	return 0;
+	if ((r = req_add(d, &one, &ic->sidecars, c, path)) < 0)
+		return r;
+	return req_max(d, &ic->peak, &one, c, path);
 }
 
 /* Room for the host ports of every container: counted first so the array
@@ -180,7 +228,7 @@ int dec_pod_containers(dec_ctx *d, const kb_yaml_node *spec, kb_pod_obj *po)
 				"too many containers and init containers (%zu, at most %d)",
 				nc + ni, KB_OBJ_LIST_MAX);
 
-	containers c = {.sum = {{0}}};
+	containers c = {.sum = {.res = {{0}}, .spill.n = 0}};
 	if ((r = alloc_host_ports(d, cs, &c.ports)) < 0)
 		return r;
 	r = dec_each_map(d, cs, "spec.containers", DEC_NULL_ITEM_FAILS, dec_container, &c);
@@ -189,25 +237,38 @@ int dec_pod_containers(dec_ctx *d, const kb_yaml_node *spec, kb_pod_obj *po)
 	po->spec.host_ports = c.ports.n ? c.ports.v : NULL;
 	po->spec.nhost_ports = c.ports.n;
 
-	init_containers ic = {.sidecars = {{0}}, .peak = {{0}}};
+	init_containers ic = {.sidecars = {.res = {{0}}, .spill.n = 0},
+			      .peak = {.res = {{0}}, .spill.n = 0}};
 	r = dec_each_map(d, ics, "spec.initContainers", DEC_NULL_ITEM_FAILS, dec_init_container,
 			 &ic);
 	if (r < 0)
 		return r;
-	kb_res sum = c.sum;
-	if (!res_add_checked(&sum, &ic.sidecars))
-		return dec_fail(d, -EINVAL, ics, "spec.initContainers",
-				"requests too large in total");
-	kb_res_max(&sum, &ic.peak);
+	request sum = c.sum;
+	if ((r = req_add(d, &sum, &ic.sidecars, ics, "spec.initContainers")) < 0 ||
+	    (r = req_max(d, &sum, &ic.peak, ics, "spec.initContainers")) < 0)
+		return r;
 
-	kb_res overhead;
+	request overhead = {.spill.n = 0};
 	uint32_t omask;
 	const kb_yaml_node *on = kb_yaml_get(spec, "overhead");
-	if ((r = dec_reslist(d, on, "spec.overhead", &overhead, &omask)) < 0)
+	if ((r = dec_reslist(d, on, "spec.overhead", &overhead.res, &omask, &overhead.spill)) <
+		    0 ||
+	    (r = req_add(d, &sum, &overhead, on, "spec.overhead")) < 0)
 		return r;
-	if (!res_add_checked(&sum, &overhead))
-		return dec_fail(d, -EINVAL, on, "spec.overhead", "requests too large in total");
-	sum.q[KB_RES_PODS] = 1000;
-	po->req = sum;
+	sum.res.q[KB_RES_PODS] = 1000;
+	po->req = sum.res;
+	/* Spilled asks of 0 ask for nothing: left out, as a 0 in the vector. */
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < sum.spill.n; i++)
+		if (sum.spill.e[i].milli > 0)
+			sum.spill.e[n++] = sum.spill.e[i];
+	if (n > 0) {
+		kb_res_extra *v = kb_arena_calloc(d->a, n, sizeof(*v));
+		if (!v)
+			return dec_nomem(d);
+		memcpy(v, sum.spill.e, n * sizeof(*v));
+		po->spec.spill = v;
+	}
+	po->spec.nspill = n;
 	return 0;
 }

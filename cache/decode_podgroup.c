@@ -173,8 +173,12 @@ int dec_podgroup(dec_ctx *d)
 	pg->min_member = (int32_t)v;
 
 	uint32_t mask;
+	/* Spilled names (api/resource.h) are left out of the minimum:
+	 * enqueue weighs names with a slot, placement checks every name. */
+	kb_res_spill spilled = {.n = 0};
 	const kb_yaml_node *mr = kb_yaml_get(spec, "minResources");
-	if ((r = dec_reslist(d, mr, "spec.minResources", &pg->min_resources, &mask)) < 0)
+	if ((r = dec_reslist(d, mr, "spec.minResources", &pg->min_resources, &mask, &spilled)) <
+	    0)
 		return r;
 	pg->has_min_resources = !kb_yaml_is_null(mr);
 

@@ -16,7 +16,7 @@ static int dec_volcano(dec_ctx *d, const kb_yaml_node *spec, const kb_yaml_node 
 	int r;
 	if ((r = dec_map(d, kb_yaml_get(spec, "guarantee"), "spec.guarantee", &g)) < 0 ||
 	    (r = dec_reslist(d, kb_yaml_get(g, "resource"), "spec.guarantee.resource",
-			     &q->guarantee, &gmask)) < 0)
+			     &q->guarantee, &gmask, NULL)) < 0)
 		return r;
 	if ((r = dec_bool(d, kb_yaml_get(spec, "reclaimable"), "spec.reclaimable",
 			  &q->reclaimable)) < 0)
@@ -34,8 +34,11 @@ static int dec_volcano(dec_ctx *d, const kb_yaml_node *spec, const kb_yaml_node 
 	/* Open, Unknown or absent: open */
 	q->status.state_set = st && !kb_yaml_is_null(st);
 	q->status.state = q->state;
+	/* What volcano counted may name spilled names, which no queue
+	 * accounts (api/resource.h): read and left out. */
+	kb_res_spill spilled = {.n = 0};
 	return dec_reslist(d, kb_yaml_get(status, "allocated"), "status.allocated",
-			   &q->status.allocated, &q->status.allocated_mask);
+			   &q->status.allocated, &q->status.allocated_mask, &spilled);
 }
 
 /* The PodGroup counts of status, both flavors' (what the scheduler wrote
@@ -84,7 +87,7 @@ int dec_queue(dec_ctx *d)
 				(long long)w);
 	q->weight = (int32_t)w;
 	if ((r = dec_reslist(d, kb_yaml_get(spec, "capability"), "spec.capability",
-			     &q->capability, &q->capability_mask)) < 0)
+			     &q->capability, &q->capability_mask, NULL)) < 0)
 		return r;
 	q->reclaimable = true;
 	q->state = KB_QUEUE_OPEN;

@@ -224,6 +224,7 @@ static void reloc_pod_spec(const packer *pk, kb_pod_spec *ps)
 	for (uint32_t i = 0; i < ps->nhost_ports; i++)
 		RELOC(pk, hp[i].ip);
 	RELOC(pk, ps->gpu_models);
+	RELOC(pk, ps->spill);
 }
 
 /* The pointers of a PersistentVolumeClaim, PersistentVolume, StorageClass,

@@ -144,9 +144,13 @@ int kb_job_shortfall(const kb_snapshot *s, uint32_t ji, kb_shortfall *ret)
 		for (uint32_t n = 0; n < s->nnodes; n++) {
 			if (!kb_node_schedulable(&s->nodes[n]))
 				continue;
-			if (first && kb_res_le(&t->req, &room[n]))
+			/* Names past the slots (api/resource.h) against what the
+			 * node's pods hold, not the ones this count placed. */
+			bool room_here = kb_res_le(&t->req, &room[n]) &&
+					 kb_node_spill_short(s, t, &s->nodes[n], true) < 0;
+			if (first && room_here)
 				f.nodes_with_room++;
-			if (fit < 0 && kb_res_le(&t->req, &room[n]))
+			if (fit < 0 && room_here)
 				fit = (int32_t)n;
 		}
 		first = false;

@@ -90,6 +90,13 @@ int kb_session_open(kb_session *ssn, kb_snapshot *snap, const kb_conf *conf,
 			oom |= !(ssn->insufficient[i] = kb_arena_printf(
 					 &ssn->arena, "Insufficient %s", snap->resnames.name[i]));
 	}
+	uint32_t nknown = (uint32_t)snap->resnames.nknown;
+	ssn->insufficient_known =
+		kb_arena_calloc(&ssn->arena, nknown ? nknown : 1, sizeof(*ssn->insufficient_known));
+	oom |= !ssn->insufficient_known;
+	for (uint32_t k = 0; k < nknown && !oom; k++)
+		oom |= !(ssn->insufficient_known[k] = kb_arena_printf(
+				 &ssn->arena, "Insufficient %s", snap->resnames.known[k]));
 	if (oom || !ssn->out || !ssn->deserved) {
 		kb_arena_release(&ssn->arena);
 		return kb_err_set(err, -ENOMEM, "opening the session: out of memory");
@@ -502,6 +509,13 @@ int kb_node_fits(const kb_session *ssn, const kb_task *task, const kb_node *node
 		if (i == KB_RES_PODS || want <= 0 || want <= idle[i] + rel[i] - pip[i])
 			continue;
 		*ret_reason = ssn->insufficient[i];
+		return KB_FIT_FAIL;
+	}
+	int k = kb_node_spill_short(ssn->snap, task, node, true);
+	if (k >= 0) {
+		int32_t known = task->spec->spill[k].known;
+		*ret_reason = known < ssn->snap->resnames.nknown ? ssn->insufficient_known[known]
+								  : "Insufficient resources";
 		return KB_FIT_FAIL;
 	}
 	return KB_FIT_OK;

@@ -251,6 +251,9 @@ struct kb_session {
 	struct kb_podtopo *podtopo;
 	/* "Insufficient <name>" for each resource index, built at open. */
 	const char *insufficient[KB_RES_MAX];
+	/* The same for each known name (api/resource.h: spilled names are
+	 * known ones), resnames.nknown of them; built at open. */
+	const char **insufficient_known;
 	/* Victim selection's scratch (framework.c): two arrays of
 	 * victim_flags_cap flags, from the arena; NULL until first needed. */
 	bool *victim_flags;
@@ -382,10 +385,12 @@ int kb_queue_fits(const kb_session *ssn, const kb_task *task, const char **ret_r
  * action checks whatever plugins are configured: the node is Ready, not
  * cordoned (unless the pod tolerates node.kubernetes.io/unschedulable), has
  * a pod slot, and every resource the task asks for fits its future idle
- * (idle + releasing - pipelined; a BestEffort task needs only the slot).
+ * (idle + releasing - pipelined; a BestEffort task needs only the slot),
+ * its spilled names (api/resource.h) included.
  * KB_FIT_OK, or KB_FIT_FAIL with kube-scheduler's reason ("node(s) were not
  * ready", "node(s) were unschedulable", "Too many pods", "Insufficient
- * <resource>"). O(resources). */
+ * <resource>"). O(resources), and kb_node_spill_short's cost for a task
+ * asking spilled names. */
 int kb_node_fits(const kb_session *ssn, const kb_task *task, const kb_node *node,
 		 const char **ret_reason);
 

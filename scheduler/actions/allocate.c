@@ -213,7 +213,7 @@ static int job_turn(alloc_ctx *ac, uint32_t ji, kb_statement *st, kb_pq *jobs,
 				continue;
 			break;
 		}
-		int r = kb_fits_idle(t, &s->nodes[ni]) ? kb_stmt_allocate(st, ti, (uint32_t)ni)
+		int r = kb_fits_idle(s, t, &s->nodes[ni]) ? kb_stmt_allocate(st, ti, (uint32_t)ni)
 							: kb_stmt_pipeline(st, ti, (uint32_t)ni);
 		if (r < 0)
 			return r;

@@ -435,7 +435,7 @@ const char *kb_fit_report_format(kb_session *ssn, const kb_fit_report *report)
 	return kb_arena_strdup(&ssn->arena, buf);
 }
 
-bool kb_fits_idle(const kb_task *task, const kb_node *node)
+bool kb_fits_idle(const kb_snapshot *s, const kb_task *task, const kb_node *node)
 {
-	return kb_res_le(&task->req, &node->idle);
+	return kb_res_le(&task->req, &node->idle) && kb_node_spill_short(s, task, node, false) < 0;
 }

@@ -65,8 +65,10 @@ bool kb_task_placed_alike(const kb_task *a, const kb_task *b);
 /* The report as one line in the session arena. */
 const char *kb_fit_report_format(kb_session *ssn, const kb_fit_report *report);
 
-/* Whether task's request fits node's idle resources now (else only the
- * future idle: the caller pipelines). */
-bool kb_fits_idle(const kb_task *task, const kb_node *node);
+/* Whether task's request fits node's idle resources now, spilled names
+ * (api/resource.h) included (else only the future idle: the caller
+ * pipelines). O(resources), and kb_node_spill_short's cost for a task
+ * asking spilled names. */
+bool kb_fits_idle(const kb_snapshot *s, const kb_task *task, const kb_node *node);
 
 #endif

@@ -425,7 +425,7 @@ static int place_plain(evict_ctx *ec, kb_statement *st, uint32_t ti)
 	}
 	/* A task whose claim's holder this session evicted waits on its node
 	 * for the holder to go (pipelined), whatever room there is. */
-	int r = kb_fits_idle(t, &ssn->snap->nodes[ni]) && !kb_volumes_held(ssn, t)
+	int r = kb_fits_idle(ssn->snap, t, &ssn->snap->nodes[ni]) && !kb_volumes_held(ssn, t)
 			? kb_stmt_allocate(st, ti, (uint32_t)ni)
 			: kb_stmt_pipeline(st, ti, (uint32_t)ni);
 	return r < 0 ? r : 1;

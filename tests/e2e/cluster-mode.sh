@@ -5,8 +5,8 @@
 #
 #   tests/e2e/cluster-mode.sh [--build BUILDDIR] [--keep] [CASE...]
 #
-# Cases: mnist too-big queues gpu gpu-sharing restart preempt leader deploy
-# flavours tf-template pg-first coexist metrics (default: all). One control plane for the whole run (started
+# Cases: mnist too-big queues gpu gpu-sharing many-names restart preempt
+# leader deploy flavours tf-template pg-first coexist metrics (default: all). One control plane for the whole run (started
 # with `up --controllers` when tf-template is among the cases: it needs the
 # Deployment and Job controllers); each case brings its own Nodes and
 # namespace and its own scheduler process, and cleans up after itself.
@@ -20,7 +20,7 @@ e2e_name=cluster-mode e2e_help_end=15
 fixtures=$here/fixtures
 e2e_args "$@"
 cases=("${e2e_cases[@]}")
-((${#cases[@]})) || cases=(mnist too-big queues gpu gpu-sharing restart preempt leader deploy flavours tf-template pg-first coexist metrics)
+((${#cases[@]})) || cases=(mnist too-big queues gpu gpu-sharing many-names restart preempt leader deploy flavours tf-template pg-first coexist metrics)
 up_flags=()
 [[ " ${cases[*]} " == *" tf-template "* ]] && up_flags+=(--controllers)
 e2e_need kubectl curl openssl flock setsid
@@ -346,6 +346,41 @@ EOF
 		grep -q 'no single GPU with enough free aliyun.com/gpu-mem' <<<"$(k get pod gs-c -n "$ns" -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].message}')"
 	check "gpu-sharing: a third share on the 2-GPU node waits for nvidia.com/gpu" \
 		test "$(k get pods -n "$ns" -o jsonpath='{range .items[*]}{.metadata.name}={.spec.nodeName}{"\n"}{end}' | grep -c '^milli-.=s-ex$')" = 2
+	reset_case "$ns"
+}
+
+# More resource names asked for than the resource vector has slots (16,
+# cpu, memory and pods included; api/resource.h, "Past the slots"): a node
+# of 20 MIG profiles of four GPU models, one of each, and two pods asking
+# each profile. Whichever names the daemon meets last are past the slots;
+# every profile is bound once, never twice, and the second pod of each
+# says which name it lacks.
+mig_profiles=(1g.5gb 1g.10gb 2g.10gb 3g.20gb 4g.20gb 7g.40gb 1g.20gb 2g.20gb 3g.40gb 4g.40gb
+	7g.80gb 1g.6gb 2g.12gb 4g.24gb 1g.12gb 1g.24gb 2g.24gb 3g.47gb 4g.47gb 7g.94gb)
+case_many_names() {
+	local ns p alloc waiting
+	ns=$(mkns e2e-names)
+	alloc='cpu: "64", memory: 256Gi, pods: "110"'
+	for p in "${mig_profiles[@]}"; do alloc+=", nvidia.com/mig-$p: \"1\""; done
+	gpu_node n-mig '{kubernetes.io/hostname: n-mig, e2e.kube-batchd.io/node: "true", nvidia.com/mig.strategy: mixed}' "{$alloc}"
+	start_sched || { fail "many-names: scheduler starts"; return; }
+	for p in "${mig_profiles[@]}"; do
+		gpu_pod "$ns" "mig-${p//./-}-a" n-mig "{nvidia.com/mig-$p: \"1\"}"
+		gpu_pod "$ns" "mig-${p//./-}-b" n-mig "{nvidia.com/mig-$p: \"1\"}"
+	done | k create -f - >/dev/null
+	check "many-names: 20 of the 40 pods bound, one per MIG profile (23 names asked for)" \
+		wait_bound "$ns" 20 30
+	sleep 2 # more sessions: nothing more may be bound
+	check "many-names: still 20 bound after more sessions (got $(bound_count "$ns"))" \
+		test "$(bound_count "$ns")" = 20
+	k get nodes -o json >"$dir/names-nodes.json"
+	k get pods -A -o json >"$dir/names-pods.json"
+	check "many-names: no MIG profile of n-mig asked for beyond its allocatable (gpu_check.py)" \
+		python3 "$here/gpu_check.py" "$dir/names-nodes.json" "$dir/names-pods.json"
+	waiting=$(k get pods -n "$ns" -o go-template='{{range .items}}{{if not .spec.nodeName}}{{range .status.conditions}}{{if eq .type "PodScheduled"}}{{.message}}{{"\n"}}{{end}}{{end}}{{end}}{{end}}' |
+		grep -o 'Insufficient nvidia.com/mig-[0-9a-z.]*' | sort -u | grep -c .)
+	check "many-names: each of the 20 waiting pods says which profile it lacks (distinct: $waiting)" \
+		test "$waiting" = 20
 	reset_case "$ns"
 }
 
@@ -817,6 +852,7 @@ for c in "${cases[@]}"; do
 	queues) case_queues ;;
 	gpu) case_gpu ;;
 	gpu-sharing) case_gpu_sharing ;;
+	many-names) case_many_names ;;
 	restart) case_restart ;;
 	leader) case_leader ;;
 	preempt) case_preempt ;;

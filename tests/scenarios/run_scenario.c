@@ -57,6 +57,10 @@ static int simulate(const kb_sim_options *o, char **ret_out, kb_err *err)
 typedef struct pod_fact {
 	const char *key;
 	kb_res req; /* what the kubelet counts against allocatable (cache/objects.h) */
+	/* its asks in names past the slots (api/resource.h), owned by the
+	 * cluster's object */
+	const kb_res_extra *spill;
+	uint32_t nspill;
 	int64_t duration_ms;
 	const char *group; /* "ns/name" of its PodGroup, or NULL */
 	int32_t gpu_milli; /* share of one GPU, or 0 for whole GPUs */
@@ -82,6 +86,8 @@ static void add_pod(facts *f, const kb_object *o)
 	pod_fact *p = &f->pods[f->npods++];
 	p->key = o->meta.key;
 	p->req = o->u.pod.req;
+	p->spill = o->u.pod.spec.spill;
+	p->nspill = o->u.pod.spec.nspill;
 	p->duration_ms = o->u.pod.sim_duration_ms;
 	p->gpu_milli = o->u.pod.spec.gpu_milli;
 	if (o->u.pod.group_name) {
@@ -126,6 +132,25 @@ static void check_allocatable(const kb_snapshot *nodes, int32_t ni, const kb_res
 		     n->name, time, pod, nodes->resnames.name[r],
 		     kb_res_format_one(used->q[r], &nodes->resnames, r, sum),
 		     kb_res_format_one(n->allocatable.q[r], &nodes->resnames, r, alloc));
+	}
+}
+
+/* The same rule for the names past the slots (api/resource.h): the pods
+ * bound to node ni ask for at most its allocatable of each. used[k]: the
+ * node's sum of known name k so far; sign: +1 on a bind, -1 when it ends. */
+static void check_spilled(const kb_snapshot *nodes, int32_t ni, const pod_fact *pf, int sign,
+			  int64_t *used, double time, const char *pod)
+{
+	const kb_node *n = &nodes->nodes[ni];
+	for (uint32_t i = 0; i < pf->nspill; i++) {
+		int32_t k = pf->spill[i].known;
+		used[k] += sign * pf->spill[i].milli;
+		int64_t alloc = kb_res_extra_get(n->extra, n->nextra, k);
+		if (sign > 0 && used[k] > alloc)
+			FAIL("node %s over its allocatable at t=%.3f after binding %s: %s requested "
+			     "%lld milli, allocatable %lld milli",
+			     n->name, time, pod, nodes->resnames.known[k], (long long)used[k],
+			     (long long)alloc);
 	}
 }
 
@@ -196,6 +221,9 @@ static void check_invariants(facts *f, json_t *outj)
 	/* aliyun.com/gpu-mem used per device (milli-units) */
 	int64_t(*share)[32] = calloc(nodes.nnodes + 1, sizeof(*share));
 	int share_res = kb_resnames_find(&nodes.resnames, "aliyun.com/gpu-mem");
+	/* per node, what the pods bound there ask of each known name */
+	size_t nknown = (size_t)nodes.resnames.nknown + 1;
+	int64_t *spilled = calloc((nodes.nnodes + 1) * nknown, sizeof(int64_t));
 	int *live = calloc(nb + 1, sizeof(int)); /* 1 while bind i holds its node */
 	const char **pod_of_bind = calloc(nb + 1, sizeof(char *));
 	for (size_t i = 0; i < n; i++) {
@@ -233,6 +261,8 @@ static void check_invariants(facts *f, json_t *outj)
 					     (long long)d, e->node, dev[ni][d], e->time, e->pod);
 			}
 			check_allocatable(&nodes, ni, &used[ni], e->time, e->pod);
+			check_spilled(&nodes, ni, pf, 1, spilled + (size_t)ni * nknown, e->time,
+				      e->pod);
 		} else {
 			int bi = e->bind_index;
 			if (bi < 0) { /* eviction: the live bind of that pod */
@@ -243,6 +273,8 @@ static void check_invariants(facts *f, json_t *outj)
 			if (bi >= 0 && live[bi]) {
 				live[bi] = 0;
 				kb_res_sub(&used[ni], &pf->req);
+				check_spilled(&nodes, ni, pf, -1, spilled + (size_t)ni * nknown,
+					      e->time, e->pod);
 				size_t gi;
 				json_t *g;
 				json_array_foreach(json_object_get(json_array_get(binds, (size_t)bi), "gpus"), gi, g)
@@ -296,6 +328,7 @@ static void check_invariants(facts *f, json_t *outj)
 		}
 	}
 	free(used);
+	free(spilled);
 	free(dev);
 	free(share);
 	free(live);

@@ -160,18 +160,18 @@ static void reslist_writes_nothing_on_failure(void **state)
 	dec_ctx d = start("ok: {cpu: 500m, memory: 1Ki}\nbad: {cpu: \"2\", memory: 1x}\n");
 	kb_res res;
 	uint32_t mask;
-	assert_int_equal(dec_reslist(&d, kb_yaml_get(d.root, "ok"), "ok", &res, &mask), 0);
+	assert_int_equal(dec_reslist(&d, kb_yaml_get(d.root, "ok"), "ok", &res, &mask, NULL), 0);
 	assert_int_equal(res.q[KB_RES_CPU], 500);
 	assert_int_equal(res.q[KB_RES_MEMORY], 1024 * 1000);
 	assert_int_equal(mask, (1u << KB_RES_CPU) | (1u << KB_RES_MEMORY));
 
-	assert_int_equal(dec_reslist(&d, kb_yaml_get(d.root, "bad"), "bad", &res, &mask), -EINVAL);
+	assert_int_equal(dec_reslist(&d, kb_yaml_get(d.root, "bad"), "bad", &res, &mask, NULL), -EINVAL);
 	assert_int_equal(res.q[KB_RES_CPU], 500);
 	assert_int_equal(mask, (1u << KB_RES_CPU) | (1u << KB_RES_MEMORY));
 	assert_string_equal(err.msg, "Pod \"ns/p\": bad.memory: bad quantity \"1x\" (t.yaml:2:25)");
 
 	/* Absent: an empty list. */
-	assert_int_equal(dec_reslist(&d, NULL, "none", &res, &mask), 0);
+	assert_int_equal(dec_reslist(&d, NULL, "none", &res, &mask, NULL), 0);
 	assert_int_equal(res.q[KB_RES_CPU], 0);
 	assert_int_equal(mask, 0);
 }

@@ -1053,6 +1053,19 @@ static void resource_names_advertised_take_no_slot(void **state)
 	names = saved;
 }
 
+/* A pod whose one container asks 1 of example.com/<prefix><i> for i in
+ * [from, to), as YAML into y. */
+static void pod_asking(char *y, size_t size, const char *prefix, int from, int to)
+{
+	size_t off = (size_t)snprintf(y, size,
+				      "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n"
+				      "spec: {containers: [{name: c, resources: {requests: {");
+	for (int i = from; i < to && off < size; i++)
+		off += (size_t)snprintf(y + off, size - off, "%sexample.com/%s%d: 1",
+					i > from ? ", " : "", prefix, i);
+	snprintf(y + off, size - off, "}}}]}\n");
+}
+
 static void resource_names_run_out_with_enospc(void **state)
 {
 	kb_resnames saved = names;
@@ -1062,26 +1075,102 @@ static void resource_names_run_out_with_enospc(void **state)
 	node_with_names(y, sizeof(y), "r", KB_RES_KNOWN_MAX + 1);
 	assert_int_equal(decode_src(y, "t.yaml", &o, &err), -ENOSPC);
 	assert_non_null(strstr(err.msg, "Node \"n1\": status.allocatable.example.com/r256: too "
-					"many distinct resource names advertised in the cluster "
-					"(at most 256 that nothing asks for)"));
+					"many distinct resource names in the cluster (at most 16 "
+					"with a slot and 256 without)"));
 	names = saved;
 
-	/* Asked for: KB_RES_MAX slots, cpu, memory and pods included. */
-	size_t off = (size_t)snprintf(y, sizeof(y),
-				      "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n"
-				      "spec: {containers: [{name: c, resources: {requests: {");
-	for (int i = 0; i < KB_RES_MAX - KB_RES_NFIXED + 1; i++)
-		off += (size_t)snprintf(y + off, sizeof(y) - off, "%sexample.com/r%d: 1",
-					i ? ", " : "", i);
-	snprintf(y + off, sizeof(y) - off, "}}}]}\n");
+	/* Slots taken by the first 13 names a pod asks for; then a pod asking
+	 * KB_RES_SPILL_MAX + 1 names past them is refused, naming the limit
+	 * and the names that hold the slots. */
+	pod_asking(y, sizeof(y), "r", 0, KB_RES_MAX - KB_RES_NFIXED);
+	kb_object_free(decode_ok(y));
+	assert_int_equal(names.n, KB_RES_MAX);
+	pod_asking(y, sizeof(y), "s", 0, KB_RES_SPILL_MAX + 1);
 	assert_int_equal(decode_src(y, "t.yaml", &o, &err), -ENOSPC);
 	assert_non_null(strstr(err.msg, "Pod \"default/p\": spec.containers[0].resources.requests"
-					".example.com/r13: too many distinct resource names asked for "
-					"in the cluster (at most 16, cpu, memory and pods included; "
-					"held by: "));
-	/* The names holding the slots, this pod's first twelve among them. */
-	assert_non_null(strstr(err.msg, "example.com/r0, example.com/r1, example.com/r2, "));
+					".example.com/s16: too many resource names without a slot "
+					"in one list (at most 16; the 16 slots are held by cpu, "
+					"memory, pods and: example.com/r0, example.com/r1, "));
 	assert_non_null(strstr(err.msg, "example.com/r12)"));
+
+	/* nvidia.com/gpu needs a slot (the GPU plugins find it there). */
+	assert_int_equal(decode_src("apiVersion: v1\nkind: Pod\nmetadata: {name: g}\n"
+				    "spec: {containers: [{name: c, resources: {limits: "
+				    "{nvidia.com/gpu: 1}}}]}\n",
+				    "t.yaml", &o, &err),
+			 -ENOSPC);
+	assert_non_null(strstr(err.msg, "limits.nvidia.com/gpu: needs one of the 16 resource "
+					"slots (cpu, memory and pods included), and every one is "
+					"held (by: example.com/r0, "));
+
+	/* So does a queue's capability: a queue's share counts slots only. */
+	assert_int_equal(decode_src("apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\n"
+				    "metadata: {name: q}\n"
+				    "spec: {weight: 1, capability: {example.com/s0: 2}}\n",
+				    "t.yaml", &o, &err),
+			 -ENOSPC);
+	assert_non_null(strstr(err.msg, "Queue \"q\": spec.capability.example.com/s0: needs one "
+					"of the 16 resource slots"));
+	names = saved;
+}
+
+/* Past the slots a name a pod asks for is spilled (api/resource.h): the
+ * pod's asks in it follow the request rules (limits without a request,
+ * sum of containers, max with init containers, overhead) in
+ * spec.spill, and take no slot. */
+static void resource_names_past_the_slots_spill(void **state)
+{
+	kb_resnames saved = names;
+	static char y[16384];
+	pod_asking(y, sizeof(y), "r", 0, KB_RES_MAX - KB_RES_NFIXED);
+	kb_object_free(decode_ok(y));
+	assert_int_equal(names.n, KB_RES_MAX);
+
+	kb_object *o = decode_ok(
+		"apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n"
+		"spec:\n"
+		"  overhead: {example.com/mig-c: 1}\n"
+		"  initContainers:\n"
+		"  - {name: i, resources: {requests: {example.com/mig-a: 5}}}\n"
+		"  - {name: side, restartPolicy: Always,\n"
+		"     resources: {requests: {example.com/mig-b: 1}}}\n"
+		"  containers:\n"
+		"  - {name: c1, resources: {requests: {cpu: 1, example.com/mig-a: 2},\n"
+		"                           limits: {example.com/mig-b: 3}}}\n"
+		"  - {name: c2, resources: {requests: {example.com/mig-a: 1,\n"
+		"                                      example.com/zero: 0}}}\n");
+	const kb_pod_spec *ps = &o->u.pod.spec;
+	assert_int_equal(names.n, KB_RES_MAX); /* no slot taken */
+	assert_int_equal(o->u.pod.req.q[KB_RES_CPU], 1000);
+	assert_false(o->u.pod.best_effort);
+	int a = -1, b = -1, c = -1;
+	for (int k = 0; k < names.nknown; k++) {
+		a = strcmp(names.known[k], "example.com/mig-a") == 0 ? k : a;
+		b = strcmp(names.known[k], "example.com/mig-b") == 0 ? k : b;
+		c = strcmp(names.known[k], "example.com/mig-c") == 0 ? k : c;
+	}
+	assert_true(a >= 0 && b >= 0 && c >= 0);
+	assert_int_equal(ps->nspill, 3); /* example.com/zero: 0 asks nothing */
+	/* mig-a: max(2 + 1, 5 + the sidecar's 0) = 5; mig-b: c1's limit 3 +
+	 * the sidecar's 1 = 4; mig-c: the overhead. */
+	assert_int_equal(kb_res_extra_get(ps->spill, ps->nspill, a), 5000);
+	assert_int_equal(kb_res_extra_get(ps->spill, ps->nspill, b), 4000);
+	assert_int_equal(kb_res_extra_get(ps->spill, ps->nspill, c), 1000);
+	kb_object_free(o);
+
+	/* A pod asking only spilled names is not BestEffort. */
+	o = decode_ok("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n"
+		      "spec: {containers: [{name: c, resources: {limits: {example.com/mig-a: 1}}}]}\n");
+	assert_int_equal(o->u.pod.spec.nspill, 1);
+	assert_false(o->u.pod.best_effort);
+	kb_object_free(o);
+
+	/* A PodGroup's minResources leaves spilled names out. */
+	o = decode_ok("apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\n"
+		      "metadata: {name: pg, namespace: ns}\n"
+		      "spec: {minMember: 1, minResources: {cpu: 2, example.com/mig-a: 3}}\n");
+	assert_int_equal(o->u.podgroup.min_resources.q[KB_RES_CPU], 2000);
+	kb_object_free(o);
 	names = saved;
 }
 
@@ -1859,6 +1948,7 @@ int main(void)
 		cmocka_unit_test_setup(size_limits_are_enforced, setup),
 		cmocka_unit_test_setup(resource_names_advertised_take_no_slot, setup),
 		cmocka_unit_test_setup(resource_names_run_out_with_enospc, setup),
+		cmocka_unit_test_setup(resource_names_past_the_slots_spill, setup),
 		cmocka_unit_test_setup(podgroup_kube_batch, setup),
 		cmocka_unit_test_setup(podgroup_written_status, setup),
 		cmocka_unit_test_setup(podgroup_volcano, setup),

@@ -116,7 +116,7 @@ static void place_members(fixture *f, kb_statement *st, const char *prefix, int 
 		uint32_t ti = task_index(s, name);
 		int32_t ni = chosen[i] = kb_best_node(&f->ssn, &s->tasks[ti], NULL);
 		assert_true(ni >= 0);
-		assert_true(kb_fits_idle(&s->tasks[ti], &s->nodes[ni]));
+		assert_true(kb_fits_idle(s, &s->tasks[ti], &s->nodes[ni]));
 		assert_int_equal(kb_stmt_allocate(st, ti, (uint32_t)ni), 0);
 	}
 }

@@ -8,6 +8,7 @@
 #include <cmocka.h>
 
 #include "api/resource.h"
+#include "api/snapshot.h"
 
 static void resnames_fixed_then_interned_in_order(void **state)
 {
@@ -111,6 +112,86 @@ static void format_uses_each_resources_unit(void **state)
 	assert_string_equal(kb_res_format(&r, &t, buf, sizeof(buf)), "cpu: 1500m, memory: 4Gi, nvidia.com/gpu: 2");
 }
 
+/* The asks of a pod in names past the slots: set, add and max by known
+ * index, each at most KB_RES_SPILL_MAX names, sums never wrapping. */
+static void spill_lists_add_max_and_limit(void **state)
+{
+	kb_res_spill a = {.n = 0}, b = {.n = 0};
+	assert_int_equal(kb_res_spill_set(&a, 7, 2000), 0);
+	assert_int_equal(kb_res_spill_set(&b, 7, 3000), 0);
+	assert_int_equal(kb_res_spill_set(&b, 9, 1000), 0);
+	assert_int_equal(kb_res_spill_add(&a, &b), 0);
+	assert_int_equal(a.n, 2);
+	assert_int_equal(kb_res_extra_get(a.e, a.n, 7), 5000);
+	assert_int_equal(kb_res_extra_get(a.e, a.n, 9), 1000);
+	assert_int_equal(kb_res_extra_get(a.e, a.n, 8), 0);
+	kb_res_spill m = {.n = 0};
+	assert_int_equal(kb_res_spill_set(&m, 9, 4000), 0);
+	assert_int_equal(kb_res_spill_max(&m, &a), 0);
+	assert_int_equal(kb_res_extra_get(m.e, m.n, 7), 5000);
+	assert_int_equal(kb_res_extra_get(m.e, m.n, 9), 4000);
+	/* A sum past INT64_MAX is refused, not wrapped. */
+	kb_res_spill big = {.n = 0};
+	assert_int_equal(kb_res_spill_set(&big, 7, INT64_MAX), 0);
+	assert_int_equal(kb_res_spill_add(&big, &a), -ERANGE);
+	/* KB_RES_SPILL_MAX names, then no more; a name already held is fine. */
+	kb_res_spill full = {.n = 0};
+	for (int k = 0; k < KB_RES_SPILL_MAX; k++)
+		assert_int_equal(kb_res_spill_set(&full, 100 + k, 1000), 0);
+	assert_int_equal(kb_res_spill_set(&full, 100, 2000), 0);
+	assert_int_equal(kb_res_spill_set(&full, 99, 1000), -ENOSPC);
+	assert_int_equal(kb_res_spill_add(&full, &a), -ENOSPC);
+	assert_int_equal(kb_res_spill_max(&full, &a), -ENOSPC);
+}
+
+/* kb_node_spill_short: a node's allocatable of a spilled name less what
+ * its tasks ask, counted as kb_node_fits (future: allocated statuses and
+ * pipelined) and kb_fits_idle (now: allocated statuses and releasing)
+ * count the vector. */
+static void spill_fit_counts_the_tasks_on_the_node(void **state)
+{
+	const kb_res_extra node_has[] = {{.known = 5, .milli = 3000}, {.known = 6, .milli = 1000}};
+	const kb_res_extra one5[] = {{.known = 5, .milli = 1000}};
+	const kb_res_extra two5[] = {{.known = 5, .milli = 2000}};
+	const kb_res_extra one6[] = {{.known = 6, .milli = 1000}};
+	kb_pod_spec s_one5 = {.spill = one5, .nspill = 1}, s_two5 = {.spill = two5, .nspill = 1},
+		    s_one6 = {.spill = one6, .nspill = 1}, s_none = {0};
+	kb_node node = {.name = "n", .extra = node_has, .nextra = 2, .task_head = 0};
+	kb_task tasks[4] = {
+		{.key = "running", .spec = &s_one5, .status = KB_TASK_RUNNING, .node = 0,
+		 .node_prev = -1, .node_next = 1},
+		{.key = "releasing", .spec = &s_one5, .status = KB_TASK_RELEASING, .node = 0,
+		 .node_prev = 0, .node_next = 2},
+		{.key = "plain", .spec = &s_none, .status = KB_TASK_RUNNING, .node = 0,
+		 .node_prev = 1, .node_next = -1},
+		{.key = "pending", .spec = &s_two5, .status = KB_TASK_PENDING, .node = -1},
+	};
+	kb_snapshot snap;
+	kb_snapshot_init(&snap);
+	snap.nodes = &node;
+	snap.nnodes = 1;
+	snap.tasks = tasks;
+	snap.ntasks = 4;
+	/* 3 of name 5: running and releasing hold 2 now, 1 in the future. */
+	assert_int_equal(kb_node_spill_short(&snap, &tasks[3], &node, false), 0);
+	assert_int_equal(kb_node_spill_short(&snap, &tasks[3], &node, true), -1);
+	/* A pipelined task holds the future, not the present. */
+	tasks[2].spec = &s_one5;
+	tasks[2].status = KB_TASK_PIPELINED;
+	assert_int_equal(kb_node_spill_short(&snap, &tasks[3], &node, true), 0);
+	/* Name 6, which nothing on the node asks for: 1 of 1 fits; a name the
+	 * node does not advertise never does. */
+	tasks[3].spec = &s_one6;
+	assert_int_equal(kb_node_spill_short(&snap, &tasks[3], &node, false), -1);
+	const kb_res_extra one7[] = {{.known = 7, .milli = 1}};
+	kb_pod_spec s_one7 = {.spill = one7, .nspill = 1};
+	tasks[3].spec = &s_one7;
+	assert_int_equal(kb_node_spill_short(&snap, &tasks[3], &node, true), 0);
+	/* A task that asks for none fits whatever the node holds. */
+	tasks[3].spec = &s_none;
+	assert_int_equal(kb_node_spill_short(&snap, &tasks[3], &node, false), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -118,6 +199,8 @@ int main(void)
 		cmocka_unit_test(resnames_refuses_a_seventeenth_name),
 		cmocka_unit_test(resnames_known_names_take_a_slot_only_when_asked_for),
 		cmocka_unit_test(res_arithmetic_and_fit),
+		cmocka_unit_test(spill_lists_add_max_and_limit),
+		cmocka_unit_test(spill_fit_counts_the_tasks_on_the_node),
 		cmocka_unit_test(best_effort_means_only_a_pod_slot),
 		cmocka_unit_test(format_uses_each_resources_unit),
 	};
