@@ -215,7 +215,7 @@ int kb_node_spill_short_asked(const kb_snapshot *s, const kb_task *t, const kb_n
 		__int128 held = 0;
 		for (int32_t o = n->task_head; o >= 0; o = s->tasks[o].node_next) {
 			const kb_task *u = &s->tasks[o];
-			if (!u->spec || u->spec->nspill == 0)
+			if (!u->spills)
 				continue;
 			if (kb_task_status_allocated(u->status) ||
 			    (future ? u->status == KB_TASK_PIPELINED : u->status == KB_TASK_RELEASING))

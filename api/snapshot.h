@@ -134,7 +134,7 @@ static inline void kb_node_future_idle(const kb_node *n, kb_res *ret)
 }
 
 /* Whether the spilled names task t asks for (kb_pod_spec.spill,
- * api/resource.h) fit node n: for each, n's allocatable of it (kb_node.extra)
+ * api/resource.h; kb_task.spills says whether there are any) fit node n: for each, n's allocatable of it (kb_node.extra)
  * less what the tasks on n ask of it. future: against the future idle (the
  * tasks in allocated statuses and pipelined hold it, as kb_node_fits
  * counts), else against idle now (allocated statuses and releasing, as
@@ -147,8 +147,8 @@ int kb_node_spill_short_asked(const kb_snapshot *s, const kb_task *t, const kb_n
 static inline int kb_node_spill_short(const kb_snapshot *s, const kb_task *t, const kb_node *n,
 				      bool future)
 {
-	if (!t->spec || t->spec->nspill == 0)
-		return -1; /* the fit tests' hot path: no call */
+	if (!t->spills)
+		return -1; /* the fit tests' hot path: no call, no look at the spec */
 	return kb_node_spill_short_asked(s, t, n, future);
 }
 

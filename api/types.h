@@ -258,6 +258,7 @@ typedef struct kb_task {
 	kb_res req;          /* what it is charged: its request as the kubelet counts it (plus a
 			      * share of a GPU it does not ask for; kb_cluster_snapshot) */
 	bool best_effort;    /* asks for nothing but a pod slot */
+	bool spills;         /* asks for names past the slots (spec->spill; api/resource.h) */
 	bool foreign;        /* another scheduler's pod: occupies its node, never scheduled */
 	bool critical;       /* system-cluster-critical / system-node-critical / kube-system */
 	bool preempt_never;  /* preemptionPolicy Never (the pod's, else its PriorityClass's) */

@@ -1001,6 +1001,7 @@ static void task_fill(kb_task *t, const kb_slot *sl, uint32_t slot, int32_t prio
 	if (p->spec.gpu_milli > 0 && gpu_res >= 0 && t->req.q[gpu_res] == 0)
 		t->req.q[gpu_res] = p->spec.gpu_milli;
 	t->best_effort = p->best_effort;
+	t->spills = p->spec.nspill > 0;
 	t->foreign = foreign;
 	t->critical = critical;
 	t->preempt_never = preempt_never;

@@ -158,13 +158,15 @@ static void spill_fit_counts_the_tasks_on_the_node(void **state)
 		    s_one6 = {.spill = one6, .nspill = 1}, s_none = {0};
 	kb_node node = {.name = "n", .extra = node_has, .nextra = 2, .task_head = 0};
 	kb_task tasks[4] = {
-		{.key = "running", .spec = &s_one5, .status = KB_TASK_RUNNING, .node = 0,
+		{.key = "running", .spec = &s_one5, .spills = true, .status = KB_TASK_RUNNING, .node = 0,
 		 .node_prev = -1, .node_next = 1},
-		{.key = "releasing", .spec = &s_one5, .status = KB_TASK_RELEASING, .node = 0,
+		{.key = "releasing", .spec = &s_one5, .spills = true, .status = KB_TASK_RELEASING,
+		 .node = 0,
 		 .node_prev = 0, .node_next = 2},
 		{.key = "plain", .spec = &s_none, .status = KB_TASK_RUNNING, .node = 0,
 		 .node_prev = 1, .node_next = -1},
-		{.key = "pending", .spec = &s_two5, .status = KB_TASK_PENDING, .node = -1},
+		{.key = "pending", .spec = &s_two5, .spills = true, .status = KB_TASK_PENDING,
+		 .node = -1},
 	};
 	kb_snapshot snap;
 	kb_snapshot_init(&snap);
@@ -177,6 +179,7 @@ static void spill_fit_counts_the_tasks_on_the_node(void **state)
 	assert_int_equal(kb_node_spill_short(&snap, &tasks[3], &node, true), -1);
 	/* A pipelined task holds the future, not the present. */
 	tasks[2].spec = &s_one5;
+	tasks[2].spills = true;
 	tasks[2].status = KB_TASK_PIPELINED;
 	assert_int_equal(kb_node_spill_short(&snap, &tasks[3], &node, true), 0);
 	/* Name 6, which nothing on the node asks for: 1 of 1 fits; a name the
@@ -189,6 +192,7 @@ static void spill_fit_counts_the_tasks_on_the_node(void **state)
 	assert_int_equal(kb_node_spill_short(&snap, &tasks[3], &node, true), 0);
 	/* A task that asks for none fits whatever the node holds. */
 	tasks[3].spec = &s_none;
+	tasks[3].spills = false;
 	assert_int_equal(kb_node_spill_short(&snap, &tasks[3], &node, false), -1);
 }
 
