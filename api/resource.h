@@ -39,8 +39,8 @@
  *
  * Limits (the cluster controls them; each refused with -ENOSPC and an
  * error naming the name): KB_RES_MAX names with a slot (cpu, memory and
- * pods included; a queue's capability or guarantee must name one of
- * them), KB_RES_KNOWN_MAX names without one (advertised or spilled),
+ * pods included; a queue's capability or guarantee, and the GPU device
+ * names of cache/decode.c's needs_slot, must name one of them), KB_RES_KNOWN_MAX names without one (advertised or spilled),
  * KB_RES_SPILL_MAX spilled names asked for by one pod.
  *
  * Sums cannot overflow. One quantity fits int64 (quantity.h refuses more

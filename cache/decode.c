@@ -362,15 +362,29 @@ static int slot_refused(dec_ctx *d, int r, const kb_yaml_node *at, const char *s
 			KB_RES_NAME_MAX - 1);
 }
 
+/* Whether name must have a slot to be asked for: the device names the GPU
+ * plugins find by their slot (plugins/gpu.c, plugins/gpushare.h), whose
+ * pods need device choices and annotations a spilled name would skip. */
+static bool needs_slot(const char *name)
+{
+	static const char *const device[] = {KB_RES_GPU_NAME,	 KB_RES_GPUSHARE_MEM,
+					     KB_RES_GPUSHARE_COUNT, KB_RES_VGPU_NUMBER,
+					     KB_RES_VGPU_MEMORY, KB_RES_VGPU_CORES};
+	for (size_t i = 0; i < sizeof(device) / sizeof(device[0]); i++)
+		if (strcmp(name, device[i]) == 0)
+			return true;
+	return false;
+}
+
 /* Name p (refused a slot: every one is taken) as a spilled name of *spill
- * (api/resource.h) with quantity q. nvidia.com/gpu is never spilled: the
- * GPU plugins find it by its slot. */
+ * (api/resource.h) with quantity q. The GPU device names are never
+ * spilled (needs_slot). */
 static int spill_name(dec_ctx *d, const kb_yaml_pair *p, const char *sub, int64_t q,
 		      kb_res_spill *spill)
 {
 	const char *name = p->key->str;
 	char names[256];
-	if (!spill || strcmp(name, KB_RES_GPU_NAME) == 0)
+	if (!spill || needs_slot(name))
 		return dec_names_full(d, p->key, sub);
 	int k = kb_resnames_intern_known(d->rn, name);
 	if (k == -ENOSPC)

@@ -1103,6 +1103,20 @@ static void resource_names_run_out_with_enospc(void **state)
 					"slots (cpu, memory and pods included), and every one is "
 					"held (by: example.com/r0, "));
 
+	/* So do the other device names the GPU plugins find by slot. */
+	static const char *const devices[] = {"aliyun.com/gpu-mem", "aliyun.com/gpu-count",
+					      "volcano.sh/vgpu-number", "volcano.sh/vgpu-memory",
+					      "volcano.sh/vgpu-cores"};
+	for (size_t i = 0; i < sizeof(devices) / sizeof(devices[0]); i++) {
+		char pod[256];
+		snprintf(pod, sizeof(pod),
+			 "apiVersion: v1\nkind: Pod\nmetadata: {name: g}\n"
+			 "spec: {containers: [{name: c, resources: {limits: {%s: 1}}}]}\n",
+			 devices[i]);
+		assert_int_equal(decode_src(pod, "t.yaml", &o, &err), -ENOSPC);
+		assert_non_null(strstr(err.msg, "needs one of the 16 resource slots"));
+	}
+
 	/* So does a queue's capability: a queue's share counts slots only. */
 	assert_int_equal(decode_src("apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\n"
 				    "metadata: {name: q}\n"
