@@ -93,7 +93,11 @@ bool kb_pod_spec_same_placement(const kb_pod_spec *a, const kb_pod_spec *b)
 	if (a->nrequired != b->nrequired || a->npreferred != b->npreferred ||
 	    a->ntolerations != b->ntolerations || a->nhost_ports != b->nhost_ports ||
 	    a->gpu_milli != b->gpu_milli || !str_equal(a->gpu_models, b->gpu_models) ||
-	    a->nspill != b->nspill || !kb_labels_equal(&a->node_selector, &b->node_selector) ||
+	    a->nspill != b->nspill || a->vgpu_number != b->vgpu_number ||
+	    a->vgpu_mem != b->vgpu_mem || a->vgpu_pct != b->vgpu_pct ||
+	    a->vgpu_cores != b->vgpu_cores || a->vgpu_containers != b->vgpu_containers ||
+	    !str_equal(a->vgpu_ids, b->vgpu_ids) ||
+	    !kb_labels_equal(&a->node_selector, &b->node_selector) ||
 	    !kb_pod_spec_same_topology(a, b))
 		return false;
 	for (uint32_t i = 0; i < a->nspill; i++)

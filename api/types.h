@@ -160,6 +160,18 @@ typedef struct kb_pod_spec {
 	/* A share of one GPU in milli-GPU (1..999, the pod annotation
 	 * KB_ANN_GPU_MILLI), 0 when the pod takes whole GPUs */
 	int32_t gpu_milli;
+	/* volcano's vGPU (plugins/vgpu.h): what its one vGPU container asks,
+	 * per vGPU: vgpu_number GPUs (0: asks none), vgpu_mem MiB of each (0:
+	 * vgpu_pct % of the card), vgpu_cores % of each; vgpu_containers
+	 * counts the containers that ask (more than one is refused).
+	 * vgpu_ids: its KB_ANN_VGPU_IDS annotation (the devices it was given),
+	 * or NULL. */
+	int32_t vgpu_number;
+	int32_t vgpu_mem;
+	int32_t vgpu_pct;
+	int32_t vgpu_cores;
+	int32_t vgpu_containers;
+	const char *vgpu_ids;
 	/* Its asks in names past the slots (api/resource.h, "Past the
 	 * slots"): known indices, each once; NULL and 0 when none. */
 	const kb_res_extra *spill;
@@ -349,6 +361,13 @@ typedef enum kb_gpu_sharing {
 	KB_GPU_SHARING_MPS,          /* "mps": a replica, at most one per pod */
 } kb_gpu_sharing;
 
+/* One GPU of volcano's vGPU device plugin, as the node registers it. */
+typedef struct kb_vgpu_dev {
+	const char *uuid;
+	int32_t count; /* vGPUs it may hold (the plugin's split count) */
+	int32_t mem;   /* device memory, MiB (in the plugin's memory unit) */
+} kb_vgpu_dev;
+
 typedef struct kb_node {
 	const char *name;
 	kb_labels labels;
@@ -392,6 +411,11 @@ typedef struct kb_node {
 	const char *gpu_model;             /* nvidia.com/gpu.product label, or NULL */
 	const uint8_t *gpu_group;          /* topology group of each device, or NULL */
 	int32_t gpushare_count;            /* aliyun.com/gpu-count (plugins/gpushare.c), or 0 */
+	/* volcano's vGPU devices (plugins/vgpu.h), the cache's; why none when
+	 * the node registers some but offers none, else NULL. */
+	const kb_vgpu_dev *vgpu;
+	uint32_t nvgpu;
+	const char *vgpu_off;
 } kb_node;
 
 /* ---- volumes ---------------------------------------------------------------------- */

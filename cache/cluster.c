@@ -972,6 +972,9 @@ static void node_fill(kb_node *n, const kb_object *o, const kb_resnames *rn)
 	n->gpu_model = o->u.node.gpu_model;
 	n->gpu_group = o->u.node.gpu_group;
 	n->gpushare_count = o->u.node.gpushare_count;
+	n->vgpu = o->u.node.vgpu;
+	n->nvgpu = o->u.node.nvgpu;
+	n->vgpu_off = o->u.node.vgpu_off;
 }
 
 /* A task's fields that come from its object and slot, given what the build

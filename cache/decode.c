@@ -369,7 +369,8 @@ static bool needs_slot(const char *name)
 {
 	static const char *const device[] = {KB_RES_GPU_NAME,	 KB_RES_GPUSHARE_MEM,
 					     KB_RES_GPUSHARE_COUNT, KB_RES_VGPU_NUMBER,
-					     KB_RES_VGPU_MEMORY, KB_RES_VGPU_CORES};
+					     KB_RES_VGPU_MEMORY, KB_RES_VGPU_MEMPCT,
+					     KB_RES_VGPU_CORES};
 	for (size_t i = 0; i < sizeof(device) / sizeof(device[0]); i++)
 		if (strcmp(name, device[i]) == 0)
 			return true;

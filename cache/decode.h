@@ -214,6 +214,11 @@ int dec_reslist_advertised(dec_ctx *d, const kb_yaml_node *n, const char *path,
 			   kb_res *ret_res, uint32_t *ret_mask, const kb_res_extra **ret_extra,
 			   uint32_t *ret_nextra);
 
+/* volcano's vGPU devices a Node registers (cache/decode_vgpu.c) into
+ * no->vgpu, no->nvgpu, or why it offers none into no->vgpu_off. Never
+ * fails but on -ENOMEM: the node is kept for every other pod. */
+int dec_node_vgpu(dec_ctx *d, kb_node_obj *no);
+
 /* ---- metadata ------------------------------------------------------------------- */
 
 /* Reads metadata into d->o->meta (d->o->kind and kind_name already set)

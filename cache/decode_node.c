@@ -311,7 +311,7 @@ int dec_node(dec_ctx *d)
 		return r;
 	if ((r = dec_ready(d, status, no)) < 0)
 		return r;
-	if ((r = dec_gpu_model(d, no)) < 0)
+	if ((r = dec_gpu_model(d, no)) < 0 || (r = dec_node_vgpu(d, no)) < 0)
 		return r;
 	return dec_gpu_topology(d, no);
 }

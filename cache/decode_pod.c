@@ -237,6 +237,9 @@ static int dec_gpu_wishes(dec_ctx *d, kb_pod_obj *po)
 	int r = dec_gpu_milli(d, po);
 	if (r < 0)
 		return r;
+	/* volcano's vGPU: the devices it was given, read by the vgpu plugin
+	 * against its node's registration (plugins/vgpu.h). */
+	po->spec.vgpu_ids = dec_annotation_nonempty(d, KB_ANN_VGPU_IDS);
 	return dec_gpu_devices(d, po);
 }
 

@@ -10,11 +10,13 @@
  * is max(sum of containers, max of init containers)), with pods = 1.
  * Host ports are read from the containers only, not the init containers.
  * Names past the slots (api/resource.h) follow the same rule in a
- * kb_res_spill and end in po->spec.spill.
+ * kb_res_spill and end in po->spec.spill. volcano's vGPU asks are read per
+ * container (vgpu_of): they are per vGPU, not a sum.
  */
 #include "cache/decode.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <string.h>
 
 /* a += b; false on overflow (a is then unspecified). */
@@ -149,7 +151,40 @@ static int dec_host_port(dec_ctx *d, const kb_yaml_node *p, const char *path, si
 typedef struct containers {
 	request sum;
 	host_ports ports;
+	kb_pod_spec *spec; /* its vgpu_* fields (vgpu_of) */
 } containers;
+
+/* A container's quantity of slot name `name` in whole units, 0 without. */
+static int32_t whole(const dec_ctx *d, const request *one, const char *name)
+{
+	int i = kb_resnames_find(d->rn, name);
+	int64_t q = i >= 0 ? one->res.q[i] / 1000 : 0;
+	return q > INT32_MAX ? INT32_MAX : (int32_t)q;
+}
+
+/* volcano's vGPU asks of one container (plugins/vgpu.h), as volcano's
+ * scheduler reads them: a container asking vgpu-number or vgpu-memory
+ * asks for vGPUs (1 when it names only memory); without vgpu-memory, each
+ * takes vgpu-memory-percentage of its card, the whole card when neither is
+ * given. The first such container's asks are kept; the rest are counted. */
+static void vgpu_of(const dec_ctx *d, const request *one, kb_pod_spec *ps)
+{
+	int64_t extended = 0; /* most containers ask for cpu and memory only */
+	for (int i = KB_RES_NFIXED; i < KB_RES_MAX; i++)
+		extended |= one->res.q[i];
+	if (extended == 0)
+		return;
+	int32_t number = whole(d, one, KB_RES_VGPU_NUMBER), mem = whole(d, one, KB_RES_VGPU_MEMORY);
+	if (number == 0 && mem == 0)
+		return;
+	if (ps->vgpu_containers++ > 0)
+		return;
+	int32_t pct = whole(d, one, KB_RES_VGPU_MEMPCT);
+	ps->vgpu_number = number > 0 ? number : 1;
+	ps->vgpu_mem = mem;
+	ps->vgpu_pct = mem > 0 ? 0 : pct > 0 ? pct : 100;
+	ps->vgpu_cores = whole(d, one, KB_RES_VGPU_CORES);
+}
 
 /* One item of spec.containers: its request added to the sum, its host
  * ports appended. */
@@ -167,6 +202,7 @@ static int dec_container(dec_ctx *d, const kb_yaml_node *c, const char *path, si
 		return r;
 	if ((r = dec_each_map(d, seq, sub, DEC_NULL_ITEM_SKIPPED, dec_host_port, &cs->ports)) < 0)
 		return r;
+	vgpu_of(d, &one, cs->spec);
 	return req_add(d, &cs->sum, &one, c, path);
 }
 
@@ -228,7 +264,7 @@ int dec_pod_containers(dec_ctx *d, const kb_yaml_node *spec, kb_pod_obj *po)
 				"too many containers and init containers (%zu, at most %d)",
 				nc + ni, KB_OBJ_LIST_MAX);
 
-	containers c = {.sum = {.res = {{0}}, .spill.n = 0}};
+	containers c = {.sum = {.res = {{0}}, .spill.n = 0}, .spec = &po->spec};
 	if ((r = alloc_host_ports(d, cs, &c.ports)) < 0)
 		return r;
 	r = dec_each_map(d, cs, "spec.containers", DEC_NULL_ITEM_FAILS, dec_container, &c);

@@ -225,6 +225,7 @@ static void reloc_pod_spec(const packer *pk, kb_pod_spec *ps)
 		RELOC(pk, hp[i].ip);
 	RELOC(pk, ps->gpu_models);
 	RELOC(pk, ps->spill);
+	RELOC(pk, ps->vgpu_ids);
 }
 
 /* The pointers of a PersistentVolumeClaim, PersistentVolume, StorageClass,
@@ -314,6 +315,10 @@ static void reloc_object(const packer *pk, kb_object *o)
 		RELOC(pk, no->gpu_model);
 		RELOC(pk, no->gpu_group);
 		RELOC(pk, no->extra);
+		RELOC(pk, no->vgpu);
+		kb_vgpu_dev *vd = (kb_vgpu_dev *)no->vgpu;
+		for (uint32_t i = 0; i < no->nvgpu; i++)
+			RELOC(pk, vd[i].uuid);
 		break;
 	}
 	case KB_KIND_POD: {

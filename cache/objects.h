@@ -115,10 +115,29 @@
 #define KB_ANN_GPUSHARE_DEV "ALIYUN_COM_GPU_MEM_DEV"      /* one device's gpu-mem, "16" */
 #define KB_ANN_GPUSHARE_ASSIGNED "ALIYUN_COM_GPU_MEM_ASSIGNED" /* "false" until Allocate */
 #define KB_ANN_GPUSHARE_ASSUME_TIME "ALIYUN_COM_GPU_MEM_ASSUME_TIME" /* Unix ns */
-/* volcano's vGPU (HAMi) resources: refused by the gpu plugin (plugins/gpu.c). */
+/* volcano's vGPU (HAMi's volcano-vgpu-device-plugin; plugins/vgpu.h): a
+ * container asks for vGPUs (each on a different GPU), MiB of device memory
+ * per vGPU (or a percentage of the card) and a percentage of its cores. */
 #define KB_RES_VGPU_NUMBER "volcano.sh/vgpu-number"
 #define KB_RES_VGPU_MEMORY "volcano.sh/vgpu-memory"
+#define KB_RES_VGPU_MEMPCT "volcano.sh/vgpu-memory-percentage"
 #define KB_RES_VGPU_CORES "volcano.sh/vgpu-cores"
+/* The node's devices, as its device plugin registers them
+ * ("UUID,Count,Devmem,Type,Health,Mode:" per GPU), and whether it still
+ * reports ("Reported ...", "Requesting_...", "Deleted_..."). */
+#define KB_ANN_VGPU_REGISTER "volcano.sh/node-vgpu-register"
+#define KB_ANN_VGPU_HANDSHAKE "volcano.sh/node-vgpu-handshake"
+/* What the scheduler writes on a pod before it is bound, and the device
+ * plugin's Allocate reads: the devices ("UUID,NVIDIA,mem,cores:" each,
+ * containers separated by ';'), twice (ids-new stays as the record,
+ * devices-to-allocate is consumed), the node, the times (Unix seconds) and
+ * the phase ("allocating", then success or failed). */
+#define KB_ANN_VGPU_IDS "volcano.sh/vgpu-ids-new"
+#define KB_ANN_VGPU_TO_ALLOCATE "volcano.sh/devices-to-allocate"
+#define KB_ANN_VGPU_NODE "volcano.sh/vgpu-node"
+#define KB_ANN_VGPU_TIME "volcano.sh/vgpu-time"
+#define KB_ANN_VGPU_BIND_PHASE "volcano.sh/bind-phase"
+#define KB_ANN_VGPU_BIND_TIME "volcano.sh/bind-time"
 /* volcano's: a pod (label or annotation) that may not be a victim of
  * preempt or reclaim when "false"; "true" or absent: it may. */
 #define KB_PREEMPTABLE_KEY "volcano.sh/preemptable"
@@ -217,6 +236,13 @@ typedef struct kb_node_obj {
 	const char *gpu_model;
 	const uint8_t *gpu_group; /* ngpus entries from KB_ANN_GPU_TOPOLOGY, or NULL */
 	int32_t gpushare_count;   /* KB_RES_GPUSHARE_COUNT in allocatable (else capacity), or 0 */
+	/* volcano's vGPU devices (KB_ANN_VGPU_REGISTER, while the handshake
+	 * says the device plugin reports), in its order; NULL and 0 when none.
+	 * vgpu_off: why a node that registers some offers none (a constant),
+	 * else NULL. */
+	const kb_vgpu_dev *vgpu;
+	uint32_t nvgpu;
+	const char *vgpu_off;
 } kb_node_obj;
 
 /* spec.preemptionPolicy of a Pod or a PriorityClass. */

@@ -101,6 +101,19 @@ static bool taints_eq(const kb_node_obj *a, const kb_node_obj *b)
 	return true;
 }
 
+/* The same vGPU devices offered (the handshake's time, which changes each
+ * time the device plugin reports, is not read). */
+static bool vgpu_eq(const kb_node_obj *a, const kb_node_obj *b)
+{
+	if (a->nvgpu != b->nvgpu || !str_eq(a->vgpu_off, b->vgpu_off))
+		return false;
+	for (uint32_t i = 0; i < a->nvgpu; i++)
+		if (!str_eq(a->vgpu[i].uuid, b->vgpu[i].uuid) || a->vgpu[i].count != b->vgpu[i].count ||
+		    a->vgpu[i].mem != b->vgpu[i].mem)
+			return false;
+	return true;
+}
+
 bool kb_node_same_build(const kb_object *a, const kb_object *b)
 {
 	if (a->kind != KB_KIND_NODE || b->kind != KB_KIND_NODE)
@@ -116,7 +129,7 @@ bool kb_node_same_build(const kb_object *a, const kb_object *b)
 	    memcmp(&na->allocatable, &nb->allocatable, sizeof(na->allocatable)) != 0 ||
 	    na->nextra != nb->nextra ||
 	    (na->nextra && memcmp(na->extra, nb->extra, na->nextra * sizeof(*na->extra)) != 0) ||
-	    !taints_eq(na, nb))
+	    !taints_eq(na, nb) || !vgpu_eq(na, nb))
 		return false;
 	if (!na->gpu_group || !nb->gpu_group)
 		return na->gpu_group == nb->gpu_group;

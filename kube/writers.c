@@ -16,6 +16,7 @@
 #include "base/strmap.h"
 #include "api/jobstatus.h"
 #include "plugins/gpushare.h"
+#include "plugins/vgpu.h"
 
 #define MSG_MAX 1000 /* core/v1 Event messages are limited to 1024 bytes */
 
@@ -724,6 +725,42 @@ static void gpushare_annotations(const kb_snapshot *snap, const kb_task *t, cons
 				      KB_ANN_GPUSHARE_ASSUME_TIME, at));
 }
 
+/* For a pod of volcano's vGPU (plugins/vgpu.h: the gpu plugin chose its
+ * GPUs, bit i the node's i-th registered one): the annotations its device
+ * plugin's Allocate reads, as volcano's scheduler writes them. The GPUs as
+ * "UUID,NVIDIA,mem,cores:" each, highest index first (the order volcano
+ * chooses them in), for the pod's one vGPU container; twice, since the
+ * plugin consumes devices-to-allocate and ids-new stays as the record; the
+ * node, and the time in Unix seconds, by which the plugin takes the oldest
+ * pod first; bind-phase "allocating" until the plugin says success or
+ * failed. In the Binding's metadata, so the kubelet never sees the pod
+ * bound without them. */
+static void vgpu_annotations(const kb_task *t, const kb_node *n, json_t *meta)
+{
+	if (!t->spec || t->spec->vgpu_number <= 0 || !t->gpu_mask || n->nvgpu == 0)
+		return;
+	char ids[KB_MAX_GPUS * 160] = "", at[32];
+	size_t off = 0;
+	for (int d = (int)n->nvgpu - 1; d >= 0 && off < sizeof(ids); d--)
+		if (t->gpu_mask & (1u << d)) {
+			int w = snprintf(ids + off, sizeof(ids) - off, "%s,NVIDIA,%d,%d:",
+					 n->vgpu[d].uuid, kb_vgpu_mem_of(t->spec, &n->vgpu[d]),
+					 t->spec->vgpu_cores);
+			off += w > 0 ? (size_t)w : 0;
+		}
+	if (off >= sizeof(ids)) {
+		kb_warn("pod \"%s\": its vGPU devices do not fit the annotation; bound without them",
+			t->key);
+		return;
+	}
+	(void)snprintf(at, sizeof(at), "%" PRId64, kb_wall_ns() / 1000000000);
+	json_object_set_new(meta, "annotations",
+			    json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", KB_ANN_VGPU_NODE, n->name,
+				      KB_ANN_VGPU_TIME, at, KB_ANN_VGPU_IDS, ids,
+				      KB_ANN_VGPU_TO_ALLOCATE, ids, KB_ANN_VGPU_BIND_PHASE,
+				      "allocating", KB_ANN_VGPU_BIND_TIME, at));
+}
+
 static int fx_bind(void *ctx, const kb_snapshot *snap, int64_t now_ms, const kb_task *t,
 		   const kb_node *n)
 {
@@ -750,8 +787,10 @@ static int fx_bind(void *ctx, const kb_snapshot *snap, int64_t now_ms, const kb_
 		json_object_set_new(meta, "annotations",
 				    json_pack("{s:s}", KB_ANN_GPU_DEVICES, devs));
 	}
-	if (meta && !gpus)
+	if (meta && !gpus) {
 		gpushare_annotations(snap, t, n, meta);
+		vgpu_annotations(t, n, meta);
+	}
 	json_t *body = meta ? json_pack("{s:s, s:s, s:o, s:{s:s, s:s, s:s}}", "apiVersion", "v1",
 					"kind", "Binding", "metadata", meta, "target", "apiVersion",
 					"v1", "kind", "Node", "name", n->name)

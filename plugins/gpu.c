@@ -44,12 +44,10 @@
  * books, fit, the extender's device choice; the node order packs them onto
  * the fullest device that holds them.
  *
- * volcano's vGPU (HAMi: volcano.sh/vgpu-number, -memory, -cores) is refused
- * with the reason: its device plugin allocates only the devices that
- * volcano's scheduler encodes into the pod (volcano.sh/vgpu-ids-new,
- * volcano.sh/devices-to-allocate, with the node's registration in
- * volcano.sh/node-vgpu-register); bound without them the pod would fail at
- * the kubelet. kube-batchd does not write that protocol.
+ * Pods that ask for volcano's vGPU (HAMi: volcano.sh/vgpu-number, -memory,
+ * -cores) are handed to plugins/vgpu.h: per-GPU books from the node's
+ * registration, volcano's fit and GPU choice; the writer puts the choice
+ * where its device plugin reads it.
  *
  * Models: a node's model is its nvidia.com/gpu.product label; a pod accepts
  * the models in its annotation kube-batchd.io/gpu-models ("A100|H100", exact
@@ -85,6 +83,7 @@
 #include "cache/objects.h"
 #include "plugins/gpu_frag.h"
 #include "plugins/gpushare.h"
+#include "plugins/vgpu.h"
 #include "plugins/plugins.h"
 
 /* Memory quantities are in milli-bytes; the placement math takes MiB. */
@@ -101,7 +100,7 @@ typedef struct gpu_state {
 	double weight, pack_weight, topo_weight, island_weight;
 	const char *topo_key;
 	kb_gpushare *share; /* Alibaba's GPU sharing (gpushare.h), or NULL */
-	int vgpu_res[3];    /* slots of volcano's vGPU resources (-1: none asks) */
+	kb_vgpu *vgpu;      /* volcano's vGPU (vgpu.h), or NULL */
 	struct kb_gpu_models models;
 	/* The expected workload, learned from the session's GPU pods the first
 	 * time a score needs it (workload_known). */
@@ -381,11 +380,9 @@ static int gpu_open(kb_session *ssn, const kb_plugin_conf *pc, void **ret, kb_er
 	st->held = kb_arena_calloc(&ssn->arena, s->ntasks ? s->ntasks : 1, sizeof(*st->held));
 	if (!st->nodes || !st->job_topo || !st->job_topo_known || !st->req || !st->ask || !st->held)
 		return kb_err_set(err, -ENOMEM, "out of memory");
-	static const char *const vgpu[3] = {KB_RES_VGPU_NUMBER, KB_RES_VGPU_MEMORY, KB_RES_VGPU_CORES};
-	for (int i = 0; i < 3; i++)
-		st->vgpu_res[i] = kb_resnames_find(&s->resnames, vgpu[i]);
 	*ret = st;
-	return kb_gpushare_open(ssn, &st->share, err);
+	int r = kb_gpushare_open(ssn, &st->share, err);
+	return r < 0 ? r : kb_vgpu_open(ssn, &st->vgpu, err);
 }
 
 static void gpu_close(kb_session *ssn, void *state)
@@ -423,13 +420,8 @@ static int gpu_predicate(void *state, const kb_session *ssn, const kb_task *t, c
 {
 	gpu_state *st = state;
 	struct kb_gpu_task gt;
-	for (int i = 0; i < 3; i++)
-		if (st->vgpu_res[i] >= 0 && t->req.q[st->vgpu_res[i]] > 0) {
-			*ret = "pod asks for volcano's vGPU (volcano.sh/vgpu-*), whose device plugin "
-			       "runs only the devices volcano's scheduler writes into the pod "
-			       "(volcano.sh/vgpu-ids-new), which kube-batchd does not write";
-			return KB_FIT_FAIL;
-		}
+	if (kb_vgpu_asks(st->vgpu, t))
+		return kb_vgpu_predicate(st->vgpu, ssn, t, n, ret);
 	if (kb_gpushare_asks(st->share, t))
 		return kb_gpushare_predicate(st->share, ssn, t, n, ret);
 	enum gpu_ask ask = gpu_task_of(st, t, false, &gt);
@@ -537,6 +529,10 @@ static void gpu_on_allocate(void *state, kb_session *ssn, kb_task *t)
 {
 	gpu_state *st = state;
 	struct kb_gpu_task gt;
+	if (kb_vgpu_asks(st->vgpu, t)) {
+		kb_vgpu_on_allocate(st->vgpu, ssn, t);
+		return;
+	}
 	if (kb_gpushare_asks(st->share, t)) {
 		kb_gpushare_on_allocate(st->share, ssn, t);
 		return;
@@ -564,6 +560,10 @@ static void gpu_on_deallocate(void *state, kb_session *ssn, kb_task *t)
 {
 	gpu_state *st = state;
 	struct kb_gpu_task gt;
+	if (kb_vgpu_asks(st->vgpu, t)) {
+		kb_vgpu_on_deallocate(st->vgpu, ssn, t);
+		return;
+	}
 	if (kb_gpushare_asks(st->share, t)) {
 		kb_gpushare_on_deallocate(st->share, ssn, t);
 		return;

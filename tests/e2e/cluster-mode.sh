@@ -5,8 +5,9 @@
 #
 #   tests/e2e/cluster-mode.sh [--build BUILDDIR] [--keep] [CASE...]
 #
-# Cases: mnist too-big queues gpu gpu-sharing many-names restart preempt
-# leader deploy flavours tf-template pg-first coexist metrics (default: all). One control plane for the whole run (started
+# Cases: mnist too-big queues gpu gpu-sharing many-names vgpu restart
+# preempt leader deploy flavours tf-template pg-first coexist metrics
+# (default: all). One control plane for the whole run (started
 # with `up --controllers` when tf-template is among the cases: it needs the
 # Deployment and Job controllers); each case brings its own Nodes and
 # namespace and its own scheduler process, and cleans up after itself.
@@ -20,7 +21,7 @@ e2e_name=cluster-mode e2e_help_end=15
 fixtures=$here/fixtures
 e2e_args "$@"
 cases=("${e2e_cases[@]}")
-((${#cases[@]})) || cases=(mnist too-big queues gpu gpu-sharing many-names restart preempt leader deploy flavours tf-template pg-first coexist metrics)
+((${#cases[@]})) || cases=(mnist too-big queues gpu gpu-sharing many-names vgpu restart preempt leader deploy flavours tf-template pg-first coexist metrics)
 up_flags=()
 [[ " ${cases[*]} " == *" tf-template "* ]] && up_flags+=(--controllers)
 e2e_need kubectl curl openssl flock setsid
@@ -381,6 +382,80 @@ case_many_names() {
 		grep -o 'Insufficient nvidia.com/mig-[0-9a-z.]*' | sort -u | grep -c .)
 	check "many-names: each of the 20 waiting pods says which profile it lacks (distinct: $waiting)" \
 		test "$waiting" = 20
+	reset_case "$ns"
+}
+
+# volcano's vGPU (HAMi's volcano-vgpu-device-plugin; plugins/vgpu.h): a
+# node registering two T4s of 15360 MiB, 4 vGPUs each, as its device plugin
+# does (annotations and allocatable). Pods are placed as volcano's
+# scheduler places them, with the annotations its device plugin reads;
+# vgpu_check.py checks them, and the GPUs' books, as the plugin and
+# volcano read them. After a restart the daemon's books come from those
+# annotations alone.
+vgpu_pod() { # NS NAME LIMITS(json)
+	gpu_pod "$1" "$2" n-vgpu "$3"
+}
+vgpu_ids() { k get pod "$2" -n "$1" -o go-template='{{index .metadata.annotations "volcano.sh/vgpu-ids-new"}}'; }
+case_vgpu() {
+	local ns why res
+	ns=$(mkns e2e-vgpu)
+	res='{cpu: "32", memory: 128Gi, pods: "110", volcano.sh/vgpu-number: "8", volcano.sh/vgpu-memory: "30720", volcano.sh/vgpu-cores: "200"}'
+	k create -f - >/dev/null <<EOF
+apiVersion: v1
+kind: Node
+metadata:
+  name: n-vgpu
+  labels: {kubernetes.io/hostname: n-vgpu, e2e.kube-batchd.io/node: "true"}
+  annotations:
+    volcano.sh/node-vgpu-register: "GPU-aaaa-0000,4,15360,NVIDIA-Tesla T4,true,hami-core:GPU-bbbb-1111,4,15360,NVIDIA-Tesla T4,true,hami-core:"
+    volcano.sh/node-vgpu-handshake: "Reported $(date -u '+%Y-%m-%d %H:%M:%S') +0000 UTC"
+status:
+  capacity: $res
+  allocatable: $res
+  conditions: [{type: Ready, status: "True", reason: KubeletReady, message: ok, lastHeartbeatTime: "2024-01-01T00:00:00Z", lastTransitionTime: "2024-01-01T00:00:00Z"}]
+EOF
+	start_sched || { fail "vgpu: scheduler starts"; return; }
+	# One at a time, so the GPUs they get are known: a takes GPU bbbb (the
+	# highest index first), b finds 7360 MiB left there and takes aaaa, c
+	# takes 4000 MiB of both; d (8000 MiB) then fits no GPU.
+	vgpu_pod "$ns" a '{volcano.sh/vgpu-number: "1", volcano.sh/vgpu-memory: "8000", volcano.sh/vgpu-cores: "50"}' | k create -f - >/dev/null
+	wait_bound "$ns" 1 30
+	vgpu_pod "$ns" b '{volcano.sh/vgpu-number: "1", volcano.sh/vgpu-memory: "8000", volcano.sh/vgpu-cores: "50"}' | k create -f - >/dev/null
+	wait_bound "$ns" 2 30
+	{
+		vgpu_pod "$ns" c '{volcano.sh/vgpu-number: "2", volcano.sh/vgpu-memory: "4000"}'
+		vgpu_pod "$ns" d '{volcano.sh/vgpu-number: "1", volcano.sh/vgpu-memory: "8000"}'
+	} | k create -f - >/dev/null
+	check "vgpu: a, b and c bound" wait_bound "$ns" 3 30
+	sleep 2 # more sessions: nothing more may be bound
+	check "vgpu: d (8000 MiB) still waits (bound: $(bound_count "$ns"))" test "$(bound_count "$ns")" = 3
+	check "vgpu: a was given GPU bbbb, as volcano's scheduler would (got $(vgpu_ids "$ns" a))" \
+		test "$(vgpu_ids "$ns" a)" = "GPU-bbbb-1111,NVIDIA,8000,50:"
+	check "vgpu: b was given GPU aaaa (got $(vgpu_ids "$ns" b))" \
+		test "$(vgpu_ids "$ns" b)" = "GPU-aaaa-0000,NVIDIA,8000,50:"
+	check "vgpu: c was given both (got $(vgpu_ids "$ns" c))" \
+		test "$(vgpu_ids "$ns" c)" = "GPU-bbbb-1111,NVIDIA,4000,0:GPU-aaaa-0000,NVIDIA,4000,0:"
+	why=$(k get pod d -n "$ns" -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].message}')
+	check "vgpu: d says why it waits (got: $why)" grep -q 'too few GPUs with a free vGPU' <<<"$why"
+	k get nodes -o json >"$dir/vgpu-nodes.json"
+	k get pods -A -o json >"$dir/vgpu-pods.json"
+	check "vgpu: annotations as the device plugin reads them, no GPU over its vGPUs, memory or cores (vgpu_check.py)" \
+		python3 "$here/vgpu_check.py" "$dir/vgpu-nodes.json" "$dir/vgpu-pods.json"
+	# A restart: the books come back from the annotations. 3360 MiB is left
+	# on each GPU: e (3000) fits, on bbbb; f (4000) does not.
+	stop_sched
+	start_sched || { fail "vgpu: scheduler restarts"; return; }
+	{
+		vgpu_pod "$ns" e '{volcano.sh/vgpu-number: "1", volcano.sh/vgpu-memory: "3000"}'
+		vgpu_pod "$ns" f '{volcano.sh/vgpu-number: "1", volcano.sh/vgpu-memory: "4000"}'
+	} | k create -f - >/dev/null
+	check "vgpu: after a restart, e bound" wait_bound "$ns" 4 30
+	sleep 2
+	check "vgpu: after a restart, e on GPU bbbb and f (4000 MiB) waits (got $(vgpu_ids "$ns" e), bound $(bound_count "$ns"))" \
+		test "$(vgpu_ids "$ns" e)/$(bound_count "$ns")" = "GPU-bbbb-1111,NVIDIA,3000,0:/4"
+	k get pods -A -o json >"$dir/vgpu-pods.json"
+	check "vgpu: after the restart, still as the device plugin reads them (vgpu_check.py)" \
+		python3 "$here/vgpu_check.py" "$dir/vgpu-nodes.json" "$dir/vgpu-pods.json"
 	reset_case "$ns"
 }
 
@@ -853,6 +928,7 @@ for c in "${cases[@]}"; do
 	gpu) case_gpu ;;
 	gpu-sharing) case_gpu_sharing ;;
 	many-names) case_many_names ;;
+	vgpu) case_vgpu ;;
 	restart) case_restart ;;
 	leader) case_leader ;;
 	preempt) case_preempt ;;

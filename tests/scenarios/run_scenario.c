@@ -19,6 +19,7 @@
 #include "scheduler/simulate.h"
 #include "api/defaults.h"
 #include "plugins/registry.h"
+#include "plugins/vgpu.h"
 
 static int failures;
 
@@ -61,6 +62,7 @@ typedef struct pod_fact {
 	 * cluster's object */
 	const kb_res_extra *spill;
 	uint32_t nspill;
+	const kb_pod_spec *spec; /* owned by the cluster's object */
 	int64_t duration_ms;
 	const char *group; /* "ns/name" of its PodGroup, or NULL */
 	int32_t gpu_milli; /* share of one GPU, or 0 for whole GPUs */
@@ -88,6 +90,7 @@ static void add_pod(facts *f, const kb_object *o)
 	p->req = o->u.pod.req;
 	p->spill = o->u.pod.spec.spill;
 	p->nspill = o->u.pod.spec.nspill;
+	p->spec = &o->u.pod.spec;
 	p->duration_ms = o->u.pod.sim_duration_ms;
 	p->gpu_milli = o->u.pod.spec.gpu_milli;
 	if (o->u.pod.group_name) {
@@ -151,6 +154,44 @@ static void check_spilled(const kb_snapshot *nodes, int32_t ni, const pod_fact *
 			     "%lld milli, allocatable %lld milli",
 			     n->name, time, pod, nodes->resnames.known[k], (long long)used[k],
 			     (long long)alloc);
+	}
+}
+
+/* volcano's vGPU, as volcano's scheduler and its device plugin count it
+ * (plugins/vgpu.h): a pod is given vgpu-number distinct registered GPUs;
+ * each GPU holds at most its split count of vGPUs, its memory and 100 %
+ * of its cores. use[d]: what GPU d of node ni holds so far; sign +1 on a
+ * bind, -1 when it ends. */
+typedef struct vgpu_use {
+	int64_t num, mem, cores;
+} vgpu_use;
+
+static void check_vgpu(const kb_snapshot *nodes, int32_t ni, json_t *gpus, const pod_fact *pf,
+		       int sign, vgpu_use *use, double time, const char *pod)
+{
+	const kb_node *n = &nodes->nodes[ni];
+	if (sign > 0 && json_array_size(gpus) != (size_t)pf->spec->vgpu_number)
+		FAIL("%s asks for %d vGPUs but was given %zu GPUs of %s", pod,
+		     pf->spec->vgpu_number, json_array_size(gpus), n->name);
+	size_t gi;
+	json_t *g;
+	json_array_foreach(gpus, gi, g)
+	{
+		int64_t d = json_integer_value(g);
+		if (d < 0 || d >= (int64_t)n->nvgpu || d >= 32) {
+			FAIL("%s given vGPU device %lld, which node %s does not register", pod,
+			     (long long)d, n->name);
+			continue;
+		}
+		vgpu_use *u = &use[d];
+		u->num += sign;
+		u->mem += sign * kb_vgpu_mem_of(pf->spec, &n->vgpu[d]);
+		u->cores += sign * pf->spec->vgpu_cores;
+		if (sign > 0 && (u->num > n->vgpu[d].count || u->mem > n->vgpu[d].mem || u->cores > 100))
+			FAIL("GPU %lld (%s) of node %s is over-filled at t=%.3f after binding %s: "
+			     "%lld of %d vGPUs, %lld of %d MiB, %lld %% cores",
+			     (long long)d, n->vgpu[d].uuid, n->name, time, pod, (long long)u->num,
+			     n->vgpu[d].count, (long long)u->mem, n->vgpu[d].mem, (long long)u->cores);
 	}
 }
 
@@ -224,6 +265,7 @@ static void check_invariants(facts *f, json_t *outj)
 	/* per node, what the pods bound there ask of each known name */
 	size_t nknown = (size_t)nodes.resnames.nknown + 1;
 	int64_t *spilled = calloc((nodes.nnodes + 1) * nknown, sizeof(int64_t));
+	vgpu_use(*vused)[32] = calloc(nodes.nnodes + 1, sizeof(*vused));
 	int *live = calloc(nb + 1, sizeof(int)); /* 1 while bind i holds its node */
 	const char **pod_of_bind = calloc(nb + 1, sizeof(char *));
 	for (size_t i = 0; i < n; i++) {
@@ -243,6 +285,10 @@ static void check_invariants(facts *f, json_t *outj)
 				     e->pod, e->node, json_array_size(gpus));
 			size_t gi;
 			json_t *g;
+			if (pf->spec->vgpu_number > 0) {
+				check_vgpu(&nodes, ni, gpus, pf, 1, vused[ni], e->time, e->pod);
+				gpus = NULL; /* its devices are vGPU ones, not whole GPUs */
+			}
 			json_array_foreach(gpus, gi, g)
 			{
 				int64_t d = json_integer_value(g);
@@ -277,7 +323,12 @@ static void check_invariants(facts *f, json_t *outj)
 					      e->time, e->pod);
 				size_t gi;
 				json_t *g;
-				json_array_foreach(json_object_get(json_array_get(binds, (size_t)bi), "gpus"), gi, g)
+				json_t *held = json_object_get(json_array_get(binds, (size_t)bi), "gpus");
+				if (pf->spec->vgpu_number > 0) {
+					check_vgpu(&nodes, ni, held, pf, -1, vused[ni], e->time, e->pod);
+					held = NULL;
+				}
+				json_array_foreach(held, gi, g)
 				{
 					int64_t d = json_integer_value(g);
 					if (d >= 0 && d < 32 && share_res >= 0 &&
@@ -329,6 +380,7 @@ static void check_invariants(facts *f, json_t *outj)
 	}
 	free(used);
 	free(spilled);
+	free(vused);
 	free(dev);
 	free(share);
 	free(live);

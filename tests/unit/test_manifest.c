@@ -15,6 +15,7 @@
 #include "cache/cluster.h"
 #include "cache/manifests.h"
 #include "cache/objects.h"
+#include "plugins/vgpu.h"
 #include "scheduler/simulate.h"
 
 static kb_resnames names;
@@ -1093,28 +1094,23 @@ static void resource_names_run_out_with_enospc(void **state)
 					"memory, pods and: example.com/r0, example.com/r1, "));
 	assert_non_null(strstr(err.msg, "example.com/r12)"));
 
-	/* nvidia.com/gpu needs a slot (the GPU plugins find it there). */
-	assert_int_equal(decode_src("apiVersion: v1\nkind: Pod\nmetadata: {name: g}\n"
-				    "spec: {containers: [{name: c, resources: {limits: "
-				    "{nvidia.com/gpu: 1}}}]}\n",
-				    "t.yaml", &o, &err),
-			 -ENOSPC);
-	assert_non_null(strstr(err.msg, "limits.nvidia.com/gpu: needs one of the 16 resource "
-					"slots (cpu, memory and pods included), and every one is "
-					"held (by: example.com/r0, "));
-
-	/* So do the other device names the GPU plugins find by slot. */
-	static const char *const devices[] = {"aliyun.com/gpu-mem", "aliyun.com/gpu-count",
-					      "volcano.sh/vgpu-number", "volcano.sh/vgpu-memory",
-					      "volcano.sh/vgpu-cores"};
+	/* The device names the GPU plugins find by slot need one. */
+	static const char *const devices[] = {
+		"nvidia.com/gpu",	  "aliyun.com/gpu-mem",	"aliyun.com/gpu-count",
+		"volcano.sh/vgpu-number", "volcano.sh/vgpu-memory", "volcano.sh/vgpu-memory-percentage",
+		"volcano.sh/vgpu-cores"};
 	for (size_t i = 0; i < sizeof(devices) / sizeof(devices[0]); i++) {
-		char pod[256];
+		char pod[256], want[256];
 		snprintf(pod, sizeof(pod),
 			 "apiVersion: v1\nkind: Pod\nmetadata: {name: g}\n"
 			 "spec: {containers: [{name: c, resources: {limits: {%s: 1}}}]}\n",
 			 devices[i]);
+		snprintf(want, sizeof(want),
+			 "limits.%s: needs one of the 16 resource slots (cpu, memory and pods "
+			 "included), and every one is held (by: example.com/r0, ",
+			 devices[i]);
 		assert_int_equal(decode_src(pod, "t.yaml", &o, &err), -ENOSPC);
-		assert_non_null(strstr(err.msg, "needs one of the 16 resource slots"));
+		assert_non_null(strstr(err.msg, want));
 	}
 
 	/* So does a queue's capability: a queue's share counts slots only. */
@@ -1186,6 +1182,113 @@ static void resource_names_past_the_slots_spill(void **state)
 	assert_int_equal(o->u.podgroup.min_resources.q[KB_RES_CPU], 2000);
 	kb_object_free(o);
 	names = saved;
+}
+
+/* A Node registering volcano vGPU devices (annotation values as YAML). */
+static kb_object *vgpu_node(const char *reg, const char *hs)
+{
+	static char y[4096];
+	snprintf(y, sizeof(y),
+		 "apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\n  annotations:\n"
+		 "    volcano.sh/node-vgpu-register: \"%s\"\n%s%s%s"
+		 "status: {allocatable: {cpu: 8, volcano.sh/vgpu-number: 8}}\n",
+		 reg, hs ? "    volcano.sh/node-vgpu-handshake: \"" : "", hs ? hs : "",
+		 hs ? "\"\n" : "");
+	return decode_ok(y);
+}
+
+/* volcano's vGPU registration, read as volcano's scheduler reads it
+ * (cache/decode_vgpu.c): devices in order, non-NVIDIA ones left out; a
+ * node that has not reported, stopped reporting, or registers what
+ * kube-batchd does not place offers none, saying why, and is kept. */
+static void node_vgpu_registration(void **state)
+{
+	const char *two = "GPU-a,4,15360,NVIDIA-Tesla T4,true,hami-core:"
+			  "GPU-x,2,8000,AMD-MI100,true,hami-core:"
+			  "GPU-b,10,81920,NVIDIA-A100,false,hami-core:";
+	kb_object *o = vgpu_node(two, "Reported 2026-12-07 10:00:00 +0000 UTC");
+	const kb_node_obj *no = &o->u.node;
+	assert_int_equal(no->nvgpu, 2);
+	assert_null(no->vgpu_off);
+	assert_string_equal(no->vgpu[0].uuid, "GPU-a");
+	assert_int_equal(no->vgpu[0].count, 4);
+	assert_int_equal(no->vgpu[0].mem, 15360);
+	assert_string_equal(no->vgpu[1].uuid, "GPU-b");
+	assert_int_equal(no->vgpu[1].mem, 81920);
+	kb_object_free(o);
+
+	static const struct {
+		const char *reg, *hs, *why;
+	} off[] = {
+		{"GPU-a,4,15360,NVIDIA-T4,true,hami-core:", NULL, "has not reported"},
+		{"GPU-a,4,15360,NVIDIA-T4,true,hami-core:", "Deleted_2026.12.07 10:00:00",
+		 "stopped reporting"},
+		{"GPU-a,4,lots,NVIDIA-T4,true,hami-core:", "Reported", "could not read"},
+		{"GPU-a,4,15360,NVIDIA-T4:", "Reported", "could not read"},
+		{"GPU-a,7,40960,NVIDIA-A100,true,mig:", "Reported", "mig mode"},
+	};
+	for (size_t i = 0; i < sizeof(off) / sizeof(off[0]); i++) {
+		o = vgpu_node(off[i].reg, off[i].hs);
+		assert_int_equal(o->u.node.nvgpu, 0);
+		assert_non_null(o->u.node.vgpu_off);
+		assert_non_null(strstr(o->u.node.vgpu_off, off[i].why));
+		assert_int_equal(o->u.node.allocatable.q[KB_RES_CPU], 8000); /* kept */
+		kb_object_free(o);
+	}
+	static char many[64 * 48];
+	size_t at = 0;
+	for (int i = 0; i < KB_MAX_GPUS + 1; i++)
+		at += (size_t)snprintf(many + at, sizeof(many) - at,
+				       "GPU-%d,4,15360,NVIDIA-T4,true,hami-core:", i);
+	o = vgpu_node(many, "Reported");
+	assert_int_equal(o->u.node.nvgpu, 0);
+	assert_non_null(strstr(o->u.node.vgpu_off, "more volcano vGPU devices"));
+	kb_object_free(o);
+}
+
+/* A pod's vGPU asks, per vGPU, from its one vGPU container, as volcano's
+ * scheduler reads them; the devices it was given, from its annotation. */
+static void pod_vgpu_asks(void **state)
+{
+	kb_object *o = decode_ok(
+		"apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  annotations:\n"
+		"    volcano.sh/vgpu-ids-new: \"GPU-a,NVIDIA,4000,30:\"\n"
+		"spec:\n  containers:\n"
+		"  - {name: side, resources: {requests: {cpu: 1}}}\n"
+		"  - {name: main, resources: {limits: {volcano.sh/vgpu-number: 2,\n"
+		"     volcano.sh/vgpu-memory: 4000, volcano.sh/vgpu-cores: 30}}}\n");
+	const kb_pod_spec *ps = &o->u.pod.spec;
+	assert_int_equal(ps->vgpu_number, 2);
+	assert_int_equal(ps->vgpu_mem, 4000);
+	assert_int_equal(ps->vgpu_pct, 0);
+	assert_int_equal(ps->vgpu_cores, 30);
+	assert_int_equal(ps->vgpu_containers, 1);
+	assert_string_equal(ps->vgpu_ids, "GPU-a,NVIDIA,4000,30:");
+	kb_object_free(o);
+	/* Only memory: one vGPU. Only a number: the whole card each. A
+	 * percentage: that share of the card. */
+	o = decode_ok("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n"
+		      "spec: {containers: [{name: m, resources: {limits: {volcano.sh/vgpu-memory: 3000}}}]}\n");
+	assert_int_equal(o->u.pod.spec.vgpu_number, 1);
+	assert_int_equal(o->u.pod.spec.vgpu_mem, 3000);
+	kb_object_free(o);
+	o = decode_ok("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n"
+		      "spec: {containers: [{name: m, resources: {limits: {volcano.sh/vgpu-number: 1}}}]}\n");
+	assert_int_equal(o->u.pod.spec.vgpu_pct, 100);
+	const kb_vgpu_dev t4 = {.uuid = "GPU-a", .count = 4, .mem = 15360};
+	assert_int_equal(kb_vgpu_mem_of(&o->u.pod.spec, &t4), 15360);
+	kb_object_free(o);
+	o = decode_ok("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n"
+		      "spec: {containers: [{name: m, resources: {limits: {volcano.sh/vgpu-number: 1,\n"
+		      "  volcano.sh/vgpu-memory-percentage: 50}}}]}\n");
+	assert_int_equal(kb_vgpu_mem_of(&o->u.pod.spec, &t4), 7680);
+	kb_object_free(o);
+	/* Two vGPU containers: counted, so the gpu plugin can refuse. */
+	o = decode_ok("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n"
+		      "spec: {containers: [{name: a, resources: {limits: {volcano.sh/vgpu-number: 1}}},\n"
+		      "  {name: b, resources: {limits: {volcano.sh/vgpu-number: 1}}}]}\n");
+	assert_int_equal(o->u.pod.spec.vgpu_containers, 2);
+	kb_object_free(o);
 }
 
 /* ---- PodGroup -------------------------------------------------------------- */
@@ -1963,6 +2066,8 @@ int main(void)
 		cmocka_unit_test_setup(resource_names_advertised_take_no_slot, setup),
 		cmocka_unit_test_setup(resource_names_run_out_with_enospc, setup),
 		cmocka_unit_test_setup(resource_names_past_the_slots_spill, setup),
+		cmocka_unit_test_setup(node_vgpu_registration, setup),
+		cmocka_unit_test_setup(pod_vgpu_asks, setup),
 		cmocka_unit_test_setup(podgroup_kube_batch, setup),
 		cmocka_unit_test_setup(podgroup_written_status, setup),
 		cmocka_unit_test_setup(podgroup_volcano, setup),
