@@ -298,13 +298,20 @@ kind: PodGroup
 metadata: {name: $g, namespace: $ns}
 spec: {minMember: 2}
 EOF
+	# Every phase the group is given while the bindings are refused, from
+	# a watch: a sample would miss one written between a retry of the
+	# bindings and their refusal.
+	k get podgroups.scheduling.incubator.k8s.io "$g" -n "$ns" -w -o jsonpath='{.status.phase}{"\n"}' \
+		>"$work/phases" 2>/dev/null &
+	local watch=$!
 	member "$ns" "$g" 0 | k create -f - >/dev/null
 	member "$ns" "$g" 1 | k create -f - >/dev/null
-	sleep 6
+	sleep 8 # past the first retries (backoff 1 s, then 2 s, 4 s)
 	check "bind-refused-all: while every binding is refused, nothing is bound" test "$(bound_count "$ns")" = 0
 	phase=$(k get podgroups.scheduling.incubator.k8s.io "$g" -n "$ns" -o jsonpath='{.status.phase}')
-	check "bind-refused-all: ... and the PodGroup does not read Running (\"$phase\")" \
-		test -n "$phase" -a "$phase" != Running
+	stop_pid "$watch"
+	check "bind-refused-all: ... and the PodGroup never reads Running meanwhile (phases written: $(grep . "$work/phases" | uniq | tr '\n' ' '))" \
+		test -n "$phase" -a "$phase" != Running -a "$(grep -c '^Running$' "$work/phases")" = 0
 	clear_rules
 	ok=1
 	for ((i = 0; i < 100; i++)); do (($(bound_count "$ns") >= 2)) && { ok=0; break; }; sleep 0.2; done
