@@ -1230,6 +1230,21 @@ static void pg_done(kb_writers *w, wreq *r, int status, const char *body, size_t
 	}
 }
 
+/* The session counts placed members as running, and a binding may still
+ * be refused: a group whose bindings the API refuses would read Running
+ * from each try to its refusal, over and over (faults.sh bind-refused-all).
+ * So a group becomes Running here once minMember members are bound (or
+ * done): true while the session says Running and they are not, when its
+ * status is left as it was (the session after the bindings are seen
+ * writes it). O(1). */
+static bool running_too_soon(const pg_rec *p, const kb_job *j, const kb_job_status *status)
+{
+	const int32_t *n = j->nstatus;
+	return status->phase == KB_PG_RUNNING && p->sent.kb_phase != KB_PG_RUNNING &&
+	       p->sent.kb_phase != KB_PG_COMPLETED && j->ntasks > 0 &&
+	       n[KB_TASK_BOUND] + n[KB_TASK_RUNNING] + n[KB_TASK_SUCCEEDED] < j->min_member;
+}
+
 static int fx_job_status(void *ctx, const kb_snapshot *snap, const kb_job *j,
 			 const kb_job_status *status)
 {
@@ -1291,16 +1306,7 @@ static int fx_job_status(void *ctx, const kb_snapshot *snap, const kb_job *j,
 	/* Upstream's condition is terminal once True: nothing more to say. */
 	if (j->flavor == KB_PG_K8S && strcmp(p->sent.phase, "Scheduled") == 0)
 		return 0;
-	/* The session counts placed members as running, and a binding may
-	 * still be refused: a group whose bindings the API refuses would read
-	 * Running from each try to its refusal, over and over (faults.sh
-	 * bind-refused-all). So a group becomes Running here once minMember
-	 * members are bound (or done); until then its status is left as it
-	 * was, and the session after the bindings are seen writes it. */
-	const int32_t *n = j->nstatus;
-	if (status->phase == KB_PG_RUNNING && p->sent.kb_phase != KB_PG_RUNNING &&
-	    p->sent.kb_phase != KB_PG_COMPLETED && j->ntasks > 0 &&
-	    n[KB_TASK_BOUND] + n[KB_TASK_RUNNING] + n[KB_TASK_SUCCEEDED] < j->min_member)
+	if (running_too_soon(p, j, status))
 		return 0;
 	bool counts = j->flavor != KB_PG_K8S; /* that API has none */
 	pg_status now = {

@@ -225,6 +225,17 @@ install_training_operator() {
 # namespace of its own (unshare -m) where that is allowed, else written
 # there. Waits for /readyz (certificates in place, controllers starting).
 start_training_operator() {
+	start_training_operator_once "$1" && return 0
+	# v1.8.1 registers its controllers after its manager has started, and
+	# one that fails exits the process with only "failed to set up
+	# controllers" (seen once, for PyTorchJob in volcano mode, on a loaded
+	# machine). Once more, saying so; a second failure fails the case.
+	kill -0 "$op_pid" 2>/dev/null && return 1
+	echo "  training-operator (--gang-scheduler-name=$1) exited while starting; started once more"
+	mv "$op_log" "$op_log.first"
+	start_training_operator_once "$1"
+}
+start_training_operator_once() {
 	local mode=$1 certs=$dir/training-operator-certs crt i wrap=() target
 	e2e_free_port op_metrics && e2e_free_port op_probe && e2e_free_port op_webhook || return 1
 	rm -rf "$certs"; mkdir -p "$certs"
