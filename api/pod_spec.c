@@ -96,10 +96,15 @@ bool kb_pod_spec_same_placement(const kb_pod_spec *a, const kb_pod_spec *b)
 	    a->nspill != b->nspill || a->vgpu_number != b->vgpu_number ||
 	    a->vgpu_mem != b->vgpu_mem || a->vgpu_pct != b->vgpu_pct ||
 	    a->vgpu_cores != b->vgpu_cores || a->vgpu_containers != b->vgpu_containers ||
-	    !str_equal(a->vgpu_ids, b->vgpu_ids) ||
+	    a->nvgpu_used != b->nvgpu_used ||
 	    !kb_labels_equal(&a->node_selector, &b->node_selector) ||
 	    !kb_pod_spec_same_topology(a, b))
 		return false;
+	for (uint32_t i = 0; i < a->nvgpu_used; i++)
+		if (!str_equal(a->vgpu_used[i].uuid, b->vgpu_used[i].uuid) ||
+		    a->vgpu_used[i].mem != b->vgpu_used[i].mem ||
+		    a->vgpu_used[i].cores != b->vgpu_used[i].cores)
+			return false;
 	for (uint32_t i = 0; i < a->nspill; i++)
 		if (a->spill[i].known != b->spill[i].known || a->spill[i].milli != b->spill[i].milli)
 			return false;

@@ -130,6 +130,14 @@ typedef struct kb_spread_constraint {
 	kb_label_selector selector;
 } kb_spread_constraint;
 
+/* One GPU a pod was given by volcano's vGPU protocol, as its
+ * KB_ANN_VGPU_IDS annotation says ("UUID,NVIDIA,mem,cores:"). */
+typedef struct kb_vgpu_use {
+	const char *uuid;
+	int32_t mem;   /* MiB */
+	int32_t cores; /* percent */
+} kb_vgpu_use;
+
 /* What the predicates and the gpu plugin need of a pod, decoded once. */
 typedef struct kb_pod_spec {
 	kb_labels labels;
@@ -164,14 +172,16 @@ typedef struct kb_pod_spec {
 	 * per vGPU: vgpu_number GPUs (0: asks none), vgpu_mem MiB of each (0:
 	 * vgpu_pct % of the card), vgpu_cores % of each; vgpu_containers
 	 * counts the containers that ask (more than one is refused).
-	 * vgpu_ids: its KB_ANN_VGPU_IDS annotation (the devices it was given),
-	 * or NULL. */
+	 * vgpu_used: the GPUs its KB_ANN_VGPU_IDS annotation says it was
+	 * given (cache/decode_vgpu.c), nvgpu_used of them; NULL and 0 when
+	 * none. */
 	int32_t vgpu_number;
 	int32_t vgpu_mem;
 	int32_t vgpu_pct;
 	int32_t vgpu_cores;
 	int32_t vgpu_containers;
-	const char *vgpu_ids;
+	const kb_vgpu_use *vgpu_used;
+	uint32_t nvgpu_used;
 	/* Its asks in names past the slots (api/resource.h, "Past the
 	 * slots"): known indices, each once; NULL and 0 when none. */
 	const kb_res_extra *spill;

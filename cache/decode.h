@@ -219,6 +219,11 @@ int dec_reslist_advertised(dec_ctx *d, const kb_yaml_node *n, const char *path,
  * fails but on -ENOMEM: the node is kept for every other pod. */
 int dec_node_vgpu(dec_ctx *d, kb_node_obj *no);
 
+/* The GPUs a pod's KB_ANN_VGPU_IDS says it was given, into ps->vgpu_used
+ * (cache/decode_vgpu.c): entries that do not read are left out. Never
+ * fails but on -ENOMEM. */
+int dec_pod_vgpu_used(dec_ctx *d, kb_pod_spec *ps);
+
 /* ---- metadata ------------------------------------------------------------------- */
 
 /* Reads metadata into d->o->meta (d->o->kind and kind_name already set)

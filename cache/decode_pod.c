@@ -237,9 +237,10 @@ static int dec_gpu_wishes(dec_ctx *d, kb_pod_obj *po)
 	int r = dec_gpu_milli(d, po);
 	if (r < 0)
 		return r;
-	/* volcano's vGPU: the devices it was given, read by the vgpu plugin
-	 * against its node's registration (plugins/vgpu.h). */
-	po->spec.vgpu_ids = dec_annotation_nonempty(d, KB_ANN_VGPU_IDS);
+	/* volcano's vGPU: the devices it was given, which the vgpu plugin
+	 * books against its node's registration (plugins/vgpu.h). */
+	if ((r = dec_pod_vgpu_used(d, &po->spec)) < 0)
+		return r;
 	return dec_gpu_devices(d, po);
 }
 

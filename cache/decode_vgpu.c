@@ -12,6 +12,11 @@
  * not place (a record it cannot read, mig mode, more than KB_MAX_GPUS
  * devices) makes the node offer none, with vgpu_off saying why: the node
  * itself is kept for every other pod.
+ *
+ * A pod's KB_ANN_VGPU_IDS, the GPUs it was given ("UUID,Type,mem,cores:"
+ * per GPU, ';' between containers), is read here too, once, for the vgpu
+ * plugin's books. It is whoever placed the pod's to write: an entry that
+ * does not read is left out, never an error.
  */
 #include "cache/decode.h"
 
@@ -45,6 +50,33 @@ static bool int_field(const char *s, long min, int32_t *ret)
 		return false;
 	*ret = (int32_t)v;
 	return true;
+}
+
+int dec_pod_vgpu_used(dec_ctx *d, kb_pod_spec *ps)
+{
+	const char *ids = dec_annotation_nonempty(d, KB_ANN_VGPU_IDS);
+	if (!ids)
+		return 0;
+	char *copy = kb_arena_strdup(d->a, ids);
+	kb_vgpu_use *use = kb_arena_calloc(d->a, KB_MAX_GPUS, sizeof(*use));
+	if (!copy || !use)
+		return dec_nomem(d);
+	uint32_t n = 0;
+	char *cont[KB_MAX_GPUS];
+	int ncont = split(copy, ';', cont, KB_MAX_GPUS);
+	for (int c = 0; c < ncont; c++) {
+		char *dev[KB_MAX_GPUS];
+		int ndev = split(cont[c], ':', dev, KB_MAX_GPUS);
+		for (int i = 0; i < ndev && n < KB_MAX_GPUS; i++) {
+			char *f[4];
+			if (split(dev[i], ',', f, 4) == 4 && f[0][0] &&
+			    int_field(f[2], 0, &use[n].mem) && int_field(f[3], 0, &use[n].cores))
+				use[n++].uuid = f[0];
+		}
+	}
+	ps->vgpu_used = n ? use : NULL;
+	ps->nvgpu_used = n;
+	return 0;
 }
 
 int dec_node_vgpu(dec_ctx *d, kb_node_obj *no)

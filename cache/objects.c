@@ -225,7 +225,10 @@ static void reloc_pod_spec(const packer *pk, kb_pod_spec *ps)
 		RELOC(pk, hp[i].ip);
 	RELOC(pk, ps->gpu_models);
 	RELOC(pk, ps->spill);
-	RELOC(pk, ps->vgpu_ids);
+	RELOC(pk, ps->vgpu_used);
+	kb_vgpu_use *vu = (kb_vgpu_use *)ps->vgpu_used;
+	for (uint32_t i = 0; i < ps->nvgpu_used; i++)
+		RELOC(pk, vu[i].uuid);
 }
 
 /* The pointers of a PersistentVolumeClaim, PersistentVolume, StorageClass,

@@ -3,7 +3,6 @@
 #include "plugins/vgpu.h"
 
 #include <errno.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "base/arena.h"
@@ -88,37 +87,21 @@ bool kb_vgpu_asks(const kb_vgpu *v, const kb_task *t)
 	return v && t->spec && t->spec->vgpu_number > 0;
 }
 
-/* Books, on node n, what a pod bound there was given by whoever placed it:
- * each entry "UUID,Type,mem,cores:" of its volcano.sh/vgpu-ids-new (';'
- * between containers) on the registered GPU whose UUID the entry's
- * contains. O(entries x devices). */
-static void book_annotation(const kb_node *n, gpu_use *used, const char *ids)
+/* Books, on node n, what a pod bound there was given by whoever placed it
+ * (its volcano.sh/vgpu-ids-new, decoded: kb_pod_spec.vgpu_used): each GPU
+ * on the registered one whose UUID the entry's contains, as volcano's
+ * scheduler matches them. O(entries x devices). */
+static void book_used(const kb_node *n, gpu_use *used, const kb_pod_spec *spec)
 {
-	for (const char *p = ids; *p;) {
-		size_t len = strcspn(p, ":;");
-		char entry[256];
-		if (len > 0 && len < sizeof(entry)) {
-			memcpy(entry, p, len);
-			entry[len] = '\0';
-			char *f[4] = {entry, NULL, NULL, NULL};
-			for (int i = 1; i < 4 && f[i - 1]; i++) {
-				char *c = strchr(f[i - 1], ',');
-				if (c) {
-					*c = '\0';
-					f[i] = c + 1;
-				}
+	for (uint32_t k = 0; k < spec->nvgpu_used; k++) {
+		const kb_vgpu_use *u = &spec->vgpu_used[k];
+		for (uint32_t d = 0; d < n->nvgpu; d++)
+			if (strstr(u->uuid, n->vgpu[d].uuid)) {
+				used[d].num++;
+				used[d].mem += u->mem;
+				used[d].cores += u->cores;
+				break;
 			}
-			for (uint32_t d = 0; f[3] && d < n->nvgpu; d++)
-				if (strstr(f[0], n->vgpu[d].uuid)) {
-					used[d].num++;
-					used[d].mem += strtol(f[2], NULL, 10);
-					used[d].cores += (int32_t)strtol(f[3], NULL, 10);
-					break;
-				}
-		}
-		p += len;
-		if (*p)
-			p++;
 	}
 }
 
@@ -143,8 +126,8 @@ static void books_of(kb_vgpu *v, const kb_snapshot *s)
 				continue;
 			if (t->gpu_mask)
 				book(n, v->used[ni], t->spec, t->gpu_mask, 1);
-			else if (t->spec->vgpu_ids)
-				book_annotation(n, v->used[ni], t->spec->vgpu_ids);
+			else
+				book_used(n, v->used[ni], t->spec);
 		}
 	}
 }

@@ -1252,7 +1252,7 @@ static void pod_vgpu_asks(void **state)
 {
 	kb_object *o = decode_ok(
 		"apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  annotations:\n"
-		"    volcano.sh/vgpu-ids-new: \"GPU-a,NVIDIA,4000,30:\"\n"
+		"    volcano.sh/vgpu-ids-new: \"GPU-a,NVIDIA,4000,30:GPU-x,NVIDIA,lots,0:;GPU-b,NVIDIA,2048,0:\"\n"
 		"spec:\n  containers:\n"
 		"  - {name: side, resources: {requests: {cpu: 1}}}\n"
 		"  - {name: main, resources: {limits: {volcano.sh/vgpu-number: 2,\n"
@@ -1263,7 +1263,13 @@ static void pod_vgpu_asks(void **state)
 	assert_int_equal(ps->vgpu_pct, 0);
 	assert_int_equal(ps->vgpu_cores, 30);
 	assert_int_equal(ps->vgpu_containers, 1);
-	assert_string_equal(ps->vgpu_ids, "GPU-a,NVIDIA,4000,30:");
+	/* Its GPUs, decoded once; an entry that does not read is left out. */
+	assert_int_equal(ps->nvgpu_used, 2);
+	assert_string_equal(ps->vgpu_used[0].uuid, "GPU-a");
+	assert_int_equal(ps->vgpu_used[0].mem, 4000);
+	assert_int_equal(ps->vgpu_used[0].cores, 30);
+	assert_string_equal(ps->vgpu_used[1].uuid, "GPU-b");
+	assert_int_equal(ps->vgpu_used[1].mem, 2048);
 	kb_object_free(o);
 	/* Only memory: one vGPU. Only a number: the whole card each. A
 	 * percentage: that share of the card. */
